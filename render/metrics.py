@@ -1,0 +1,180 @@
+"""Fidelity of a rendered prediction to the real next screen.
+
+Pixel metrics (SSIM, PSNR, LPIPS) say whether it looks right; text F1 and
+element-box F1 say whether the right content sits in the right places, which
+pixels alone under-weight on mostly-white GUI screens.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from .renderer import Box
+
+
+class MetricUnavailable(RuntimeError):
+    """A metric that cannot be computed here (missing weights or package); never reported as 0."""
+
+
+def to_array(img) -> np.ndarray:
+    """RGB uint8 HxWx3 from an array, PIL image, PNG bytes or a path."""
+    if isinstance(img, np.ndarray):
+        a = img
+    elif isinstance(img, Image.Image):
+        a = np.asarray(img.convert("RGB"))
+    elif isinstance(img, (bytes, bytearray)):
+        a = np.asarray(Image.open(io.BytesIO(img)).convert("RGB"))
+    elif isinstance(img, (str, Path)):
+        a = np.asarray(Image.open(img).convert("RGB"))
+    elif hasattr(img, "image"):
+        return to_array(img.image)
+    else:
+        raise TypeError(f"cannot read an image from {type(img).__name__}")
+    if a.ndim == 2:
+        a = np.stack([a] * 3, axis=-1)
+    if a.ndim != 3 or a.shape[2] not in (3, 4):
+        raise ValueError(f"image must be HxWx3, got shape {a.shape}")
+    return np.ascontiguousarray(a[:, :, :3]).astype(np.uint8)
+
+
+def _pair(pred, ref) -> tuple[np.ndarray, np.ndarray]:
+    a, b = to_array(pred), to_array(ref)
+    if a.shape != b.shape:
+        a = np.asarray(Image.fromarray(a).resize((b.shape[1], b.shape[0]), Image.BILINEAR))
+    return a, b
+
+
+def ssim(pred, ref) -> float:
+    """Structural similarity in [-1, 1] (1 = identical); pred is resized to ref's size."""
+    from skimage.metrics import structural_similarity
+
+    a, b = _pair(pred, ref)
+    win = min(7, a.shape[0], a.shape[1])
+    win -= 1 - win % 2
+    return float(structural_similarity(a, b, channel_axis=2, data_range=255, win_size=win))
+
+
+def psnr(pred, ref) -> float:
+    """Peak signal-to-noise ratio in dB, capped at 100 for identical images."""
+    a, b = _pair(pred, ref)
+    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
+    return 100.0 if mse == 0 else float(min(100.0, 10 * np.log10(255.0**2 / mse)))
+
+
+class LPIPS:
+    """Learned perceptual distance (lower is closer) from the lpips package.
+
+    The AlexNet backbone comes from a local torchvision state dict (the file
+    torchvision would download, alexnet-owt-7be5be79.pth): pass its path or set
+    WM_LPIPS_WEIGHTS. Nothing is downloaded.
+    """
+
+    def __init__(self, weights: str | os.PathLike | None = None, device: str = "cpu"):
+        path = weights or os.environ.get("WM_LPIPS_WEIGHTS")
+        if not path or not Path(path).is_file():
+            raise MetricUnavailable(
+                "LPIPS needs local AlexNet weights: set WM_LPIPS_WEIGHTS to a torchvision "
+                f"alexnet state dict (got {path!r})"
+            )
+        try:
+            import lpips
+            import torch
+        except Exception as e:  # torchvision missing or built for another torch
+            raise MetricUnavailable(
+                f"LPIPS needs the lpips package and a torchvision matching torch ({e}); "
+                "pip install 'worldmodel[lpips]' with a matching torch/torchvision pair"
+            ) from e
+        self.torch = torch
+        self.model = lpips.LPIPS(net="alex", pretrained=True, pnet_rand=True, verbose=False)
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        net = self.model.net
+        slices = [getattr(net, f"slice{i}") for i in range(1, 6)]
+        for key, value in state.items():
+            m = re.fullmatch(r"features\.(\d+)\.(weight|bias)", key)
+            if not m:
+                continue
+            for s in slices:
+                if m.group(1) in s._modules:
+                    getattr(s._modules[m.group(1)], m.group(2)).data.copy_(value)
+        self.device = device
+        self.model.to(device).eval()
+
+    def __call__(self, pred, ref) -> float:
+        a, b = _pair(pred, ref)
+        t = self.torch
+
+        def tensor(x):
+            return t.from_numpy(x).permute(2, 0, 1)[None].float().div(127.5).sub(1).to(self.device)
+
+        with t.no_grad():
+            return float(self.model(tensor(a), tensor(b)).item())
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def visible_text(html: str) -> list[str]:
+    """Lower-cased word tokens a reader would see (no script/style/head), plus input values."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html or "", "html.parser")
+    for t in soup(["script", "style", "head", "template", "noscript"]):
+        t.decompose()
+    parts = [soup.get_text(" ")]
+    for el in soup.find_all(["input", "textarea"]):
+        parts.append(el.get("value") or el.get("placeholder") or "")
+    return _TOKEN.findall(" ".join(parts).lower())
+
+
+def _f1(tp: float, n_pred: int, n_ref: int) -> float:
+    if n_pred == 0 and n_ref == 0:
+        return 1.0
+    if tp == 0:
+        return 0.0
+    p, r = tp / n_pred, tp / n_ref
+    return 2 * p * r / (p + r)
+
+
+def text_f1(pred_html: str, ref_html: str) -> float:
+    """Bag-of-words F1 of the visible text of two documents."""
+    a, b = Counter(visible_text(pred_html)), Counter(visible_text(ref_html))
+    return _f1(sum((a & b).values()), sum(a.values()), sum(b.values()))
+
+
+def _iou(a: Box, b: Box) -> float:
+    ix = max(0.0, min(a.x + a.w, b.x + b.w) - max(a.x, b.x))
+    iy = max(0.0, min(a.y + a.h, b.y + b.h) - max(a.y, b.y))
+    inter = ix * iy
+    union = a.w * a.h + b.w * b.h - inter
+    return inter / union if union > 0 else 0.0
+
+
+def element_f1(pred: Sequence[Box], ref: Sequence[Box], iou: float = 0.5) -> float:
+    """F1 of laid-out elements: a match overlaps by IoU >= `iou`, greedily best-first.
+
+    Boxes come from RenderResult.boxes, so both documents are compared as laid out.
+    """
+    pairs = sorted(((_iou(p, r), i, j) for i, p in enumerate(pred) for j, r in enumerate(ref)), reverse=True)
+    used_p, used_r, tp = set(), set(), 0
+    for v, i, j in pairs:
+        if v < iou:
+            break
+        if i in used_p or j in used_r:
+            continue
+        used_p.add(i)
+        used_r.add(j)
+        tp += 1
+    return _f1(tp, len(pred), len(ref))
+
+
+def copy_baseline(current, next_screen) -> dict[str, float]:
+    """What predicting 'nothing changes' scores: the bar a world model has to clear."""
+    return {"ssim": ssim(current, next_screen), "psnr": psnr(current, next_screen)}

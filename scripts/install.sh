@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on a fresh Debian machine: Chromium from Debian,
+# the CPU torch wheel, the package itself, and the MiniWoB++ task pages (MIT) from PyPI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+fi
+PIP="python3 -m pip"
+$PIP install -q --disable-pip-version-check "torch==2.13.0"
+$PIP install -q --disable-pip-version-check -e ".[test]"
+# The task pages only; miniwob's own Python (selenium) is never imported.
+$PIP install -q --disable-pip-version-check --no-deps "miniwob==1.1.0"

@@ -1,0 +1,173 @@
+"""The real Chromium, driven through the sandboxed renderer."""
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from render import Renderer, RenderError, Viewport, render_html
+
+VP = Viewport(200, 300)
+
+
+def test_known_html_gives_known_pixels(renderer):
+    html = """<html><body style="margin:0">
+      <div style="position:absolute;left:0;top:0;width:100px;height:300px;background:rgb(255,0,0)"></div>
+      <div style="position:absolute;left:100px;top:0;width:100px;height:300px;background:rgb(0,0,255)"></div>
+    </body></html>"""
+    img = renderer.render(html, VP).image
+    assert img.shape == (300, 200, 3)
+    assert tuple(img[150, 50]) == (255, 0, 0)
+    assert tuple(img[150, 150]) == (0, 0, 255)
+
+
+def test_device_scale_factor_sets_pixel_size(renderer):
+    vp = Viewport.for_screen(400, 600, 2.0)
+    assert (vp.width, vp.height) == (200, 300)
+    res = renderer.render("<body style='background:#0f0'></body>", vp)
+    assert res.image.shape == (600, 400, 3)
+
+
+def test_boxes_are_reported_for_visible_elements(renderer):
+    res = renderer.render(
+        "<body style='margin:0'><button style='position:absolute;left:10px;top:20px;width:50px;height:30px'>OK</button>"
+        "<p style='display:none'>hidden</p></body>",
+        VP,
+    )
+    assert [(b.tag, b.text, b.x, b.y, b.w, b.h) for b in res.boxes] == [("button", "OK", 10, 20, 50, 30)]
+
+
+def test_cache_returns_same_pixels_without_rerendering(renderer):
+    html = "<p>cache me %d</p>" % id(object())
+    a = renderer.render(html, VP)
+    b = renderer.render(html, VP)
+    assert not a.cached and b.cached and a.png == b.png
+
+
+def test_infinite_loop_is_a_clear_timeout_and_renderer_recovers():
+    with Renderer(pool_size=1, timeout_s=2.0) as r:
+        with pytest.raises(RenderError) as e:
+            r.render("<script>while (true) {}</script>", VP)
+        assert e.value.reason == "timeout"
+        assert r.render("<p>fine</p>", VP).boxes[0].text == "fine"
+
+
+def test_huge_dom_built_by_script_times_out():
+    js = "<body><script>for(;;){document.body.appendChild(document.createElement('div')).textContent='x'.repeat(5000)}</script>"
+    with Renderer(pool_size=1, timeout_s=2.0) as r:
+        with pytest.raises(RenderError) as e:
+            r.render(js, VP)
+        assert e.value.reason == "timeout"
+
+
+def test_50mb_html_is_refused_before_the_browser_sees_it(renderer):
+    with pytest.raises(RenderError) as e:
+        renderer.render("<div>" + "x" * 50_000_000 + "</div>", VP)
+    assert e.value.reason == "too_large" and "50000011 bytes" in str(e.value)
+
+
+def test_no_connection_leaves_the_page(renderer):
+    """Not even a TCP connect: a listener on loopback must see nothing."""
+    seen = []
+    lsock = socket.socket()
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(16)
+    lsock.settimeout(0.2)
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn, _ = lsock.accept()
+            except OSError:
+                continue
+            seen.append(conn)
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    url = f"http://127.0.0.1:{lsock.getsockname()[1]}"
+    html = f"""<html><head><link rel=stylesheet href="{url}/css"></head><body>
+      <img src="{url}/img"><iframe src="{url}/frame"></iframe><iframe src="file:///etc/hostname"></iframe>
+      <img src="file:///etc/passwd"><script>fetch("{url}/fetch").catch(()=>{{}});
+      new Image().src = "{url}/beacon"; setTimeout(() => location.href = "{url}/nav", 10);</script>
+      <p>page</p></body></html>"""
+    try:
+        renderer.render(html, VP)
+        time.sleep(1.0)  # give a late navigation the chance to fire
+        renderer.render("<p>later</p>", VP)
+    finally:
+        stop.set()
+        t.join()
+        lsock.close()
+    assert seen == []
+
+
+def _chromium_pids():
+    out = subprocess.run(["pgrep", "-f", "chromium.*--headless"], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def test_crashed_browser_is_restarted_and_batch_completes():
+    with Renderer(pool_size=2, timeout_s=5.0) as r:
+        r.render("<p>warm</p>", VP)
+        before = set(_chromium_pids())
+        assert before, "expected a running chromium"
+        for pid in before:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        results = r.render_many([(f"<p>item {i}</p>", VP) for i in range(6)])
+        assert all(not isinstance(x, RenderError) for x in results), results
+        assert [x.boxes[0].text for x in results] == [f"item {i}" for i in range(6)]
+        assert r.restarts >= 1
+
+
+def test_batch_reports_each_failure_in_its_slot():
+    with Renderer(pool_size=2, timeout_s=2.0) as r:
+        out = r.render_many([("<p>a</p>", VP), ("<script>for(;;){}</script>", VP), ("<p>c</p>", VP)])
+    assert isinstance(out[1], RenderError) and out[1].reason == "timeout"
+    assert out[0].boxes[0].text == "a" and out[2].boxes[0].text == "c"
+
+
+def test_render_html_accepts_a_size_tuple():
+    img = render_html("<body style='background:rgb(10,20,30)'></body>", (64, 48)).image
+    assert img.shape == (48, 64, 3) and np.all(img[10, 10] == (10, 20, 30))
+
+
+def test_bad_viewport_is_named():
+    with pytest.raises(ValueError, match="viewport 5x5"):
+        Viewport(5, 5)
+
+
+def test_cli_render_writes_png(tmp_path):
+    page = tmp_path / "p.html"
+    page.write_text("<body style='background:#00f'><h1>Hello</h1></body>")
+    out = tmp_path / "out.png"
+    from typer.testing import CliRunner
+
+    from worldmodel.cli import app
+
+    res = CliRunner().invoke(app, ["render", str(page), "-o", str(out), "--width", "120", "--height", "80"])
+    assert res.exit_code == 0, res.output
+    from PIL import Image
+
+    img = Image.open(out)
+    assert img.size == (120, 80) and img.getpixel((110, 70))[:3] == (0, 0, 255)
+
+
+def test_cli_render_reports_timeout(tmp_path):
+    page = tmp_path / "loop.html"
+    page.write_text("<script>while(1){}</script>")
+    from typer.testing import CliRunner
+
+    from worldmodel.cli import app
+
+    res = CliRunner().invoke(app, ["render", str(page), "-o", str(tmp_path / "x.png"), "--timeout", "1.5"])
+    assert res.exit_code == 2
+    assert "timeout" in res.output and not (tmp_path / "x.png").exists()

@@ -1,0 +1,224 @@
+"""The typed records every stage passes around: Screen, Action, Transition, Prediction.
+
+Coordinates are device pixels of the screenshot, origin top-left, so an action
+recorded on a phone and one recorded in a browser mean the same thing.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+ACTION_TYPES = (
+    "tap",
+    "long_press",
+    "swipe",
+    "scroll",
+    "type",
+    "key",
+    "back",
+    "home",
+    "open_app",
+    "wait",
+)
+DIRECTIONS = ("up", "down", "left", "right")
+_ALIASES = {
+    "click": "tap",
+    "long_click": "long_press",
+    "input_text": "type",
+    "navigate_back": "back",
+    "navigate_home": "home",
+    "press_back": "back",
+    "press_home": "home",
+    "keyboard_enter": "key",
+    "enter": "key",
+}
+_NEEDS_POINT = {"tap", "long_press", "swipe"}
+
+
+@dataclass(frozen=True)
+class Action:
+    """One GUI action in a single schema for web and Android.
+
+    `swipe.direction` is the way the finger moves; `scroll.direction` is the way
+    the view travels (scroll down shows what is below, so the finger moves up).
+    """
+
+    type: str
+    x: float | None = None
+    y: float | None = None
+    direction: str | None = None
+    text: str | None = None
+    key: str | None = None
+    app: str | None = None
+
+    def __post_init__(self):
+        t = _ALIASES.get(self.type, self.type)
+        object.__setattr__(self, "type", t)
+        if t == "key" and self.key is None:
+            object.__setattr__(self, "key", "Enter")
+        if t not in ACTION_TYPES:
+            raise ValueError(f"action type {self.type!r} is not one of {', '.join(ACTION_TYPES)}")
+        if t in _NEEDS_POINT and (self.x is None or self.y is None):
+            raise ValueError(f"action {t!r} needs x and y")
+        for name in ("x", "y"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0):
+                raise ValueError(f"action {name}={v!r} must be a non-negative number")
+        if t in ("swipe", "scroll") and self.direction not in DIRECTIONS:
+            raise ValueError(f"action {t!r} needs direction in {DIRECTIONS}, got {self.direction!r}")
+        if t == "type" and not isinstance(self.text, str):
+            raise ValueError("action 'type' needs text")
+        if t == "open_app" and not self.app:
+            raise ValueError("action 'open_app' needs app")
+
+    @property
+    def finger_direction(self) -> str | None:
+        """Which way the finger moves on the glass (what the prompt arrow shows)."""
+        if self.type == "swipe":
+            return self.direction
+        if self.type == "scroll":
+            return {"up": "down", "down": "up", "left": "right", "right": "left"}[self.direction]
+        return None
+
+    def describe(self) -> str:
+        """A one-line English description for the prompt."""
+        at = f" at ({self.x:.0f}, {self.y:.0f})" if self.x is not None and self.y is not None else ""
+        if self.type == "tap":
+            return f"Tap{at}."
+        if self.type == "long_press":
+            return f"Long press{at}."
+        if self.type == "swipe":
+            return f"Swipe {self.direction}{at}."
+        if self.type == "scroll":
+            return f"Scroll {self.direction}{at} (finger moves {self.finger_direction})."
+        if self.type == "type":
+            return f"Type {self.text!r}{at}."
+        if self.type == "key":
+            return f"Press the {self.key} key."
+        if self.type == "back":
+            return "Press the system Back button."
+        if self.type == "home":
+            return "Press the system Home button."
+        if self.type == "open_app":
+            return f"Open the app {self.app!r}."
+        return "Wait for the screen to update."
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Action:
+        if not isinstance(d, dict):
+            raise ValueError(f"action must be a JSON object, got {type(d).__name__}")
+        d = dict(d)
+        t = d.pop("type", None) or d.pop("action_type", None)
+        if t is None:
+            raise ValueError("action is missing 'type'")
+        if "app_name" in d:
+            d["app"] = d.pop("app_name")
+        unknown = set(d) - {"x", "y", "direction", "text", "key", "app"}
+        if unknown:
+            raise ValueError(f"action has unknown field(s): {', '.join(sorted(unknown))}")
+        return cls(type=t, **d)
+
+    @classmethod
+    def from_json(cls, s: str) -> Action:
+        try:
+            d = json.loads(s)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"action is not valid JSON: {e}") from e
+        return cls.from_dict(d)
+
+
+def _to_pil(image) -> Image.Image:
+    if isinstance(image, Image.Image):
+        return image.convert("RGB")
+    if isinstance(image, np.ndarray):
+        return Image.fromarray(image.astype(np.uint8)).convert("RGB")
+    if isinstance(image, (bytes, bytearray)):
+        return Image.open(io.BytesIO(image)).convert("RGB")
+    if isinstance(image, (str, Path)):
+        return Image.open(image).convert("RGB")
+    if isinstance(image, dict) and image.get("bytes"):
+        return _to_pil(image["bytes"])
+    raise TypeError(f"cannot make a screen image from {type(image).__name__}")
+
+
+@dataclass
+class Screen:
+    """What the agent sees: a screenshot and, when known, the HTML that renders to it."""
+
+    image: Image.Image
+    html: str | None = None
+    device_scale_factor: float = 1.0
+    app: str | None = None
+
+    def __post_init__(self):
+        self.image = _to_pil(self.image)
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.image.size
+
+    @property
+    def array(self) -> np.ndarray:
+        return np.asarray(self.image)
+
+    def png(self) -> bytes:
+        buf = io.BytesIO()
+        self.image.save(buf, format="PNG")
+        return buf.getvalue()
+
+    def data_url(self) -> str:
+        return "data:image/png;base64," + base64.b64encode(self.png()).decode()
+
+    def viewport(self):
+        from render import Viewport
+
+        return Viewport.for_screen(*self.size, self.device_scale_factor)
+
+    @classmethod
+    def from_path(cls, path: str | Path, html_path: str | Path | None = None, **kw) -> Screen:
+        html = Path(html_path).read_text(encoding="utf-8") if html_path else None
+        return cls(image=Image.open(path), html=html, **kw)
+
+
+@dataclass
+class Transition:
+    """One recorded step: screen, action, the real next screen, and context."""
+
+    screen: Screen
+    action: Action
+    next_screen: Screen
+    goal: str = ""
+    app: str = ""
+    episode_id: str = ""
+    step: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Prediction:
+    """The world model's imagined next screen: the HTML it wrote and what that renders to."""
+
+    html: str
+    image: Image.Image | None
+    completion: str = ""
+    render_error: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    repaired: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.image is not None
