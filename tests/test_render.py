@@ -43,7 +43,7 @@ def test_boxes_are_reported_for_visible_elements(renderer):
 
 
 def test_cache_returns_same_pixels_without_rerendering(renderer):
-    html = "<p>cache me %d</p>" % id(object())
+    html = f"<p>cache me {id(object())}</p>"
     a = renderer.render(html, VP)
     b = renderer.render(html, VP)
     assert not a.cached and b.cached and a.png == b.png
