@@ -1,0 +1,92 @@
+"""Record the corpus: phone-app exploration plus MiniWoB++ tasks, scored and saved."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from render import Renderer, RenderError
+from render.metrics import ssim
+from worldmodel.types import Transition
+
+from .apps import PHONE_APPS, miniwob_app, phone_app
+from .explorer import SOLVED_TASKS, explore, solver_policy
+from .recorder import Recorder
+
+# Tasks with real pages and short episodes; solved ones also get expert trajectories.
+DEFAULT_MINIWOB = (
+    *SOLVED_TASKS,
+    "click-button-sequence",
+    "click-collapsible",
+    "click-tab",
+    "click-test",
+    "click-test-2",
+    "click-widget",
+    "enter-password",
+    "focus-text-2",
+    "click-option",
+    "navigate-tree",
+    "use-autocomplete",
+    "click-dialog",
+)
+# Held out whole: a phone app and a few MiniWoB tasks never seen in training.
+DEFAULT_PINNED = {
+    "phone-notes": "train",
+    "phone-contacts": "train",
+    "phone-settings": "test",
+    "miniwob-click-button": "train",
+    "miniwob-enter-text": "train",
+    "miniwob-click-link": "test",
+    "miniwob-login-user": "validation",
+}
+
+
+@dataclass
+class BuildConfig:
+    phone_episodes: int = 24
+    phone_steps: int = 10
+    miniwob_tasks: Sequence[str] = DEFAULT_MINIWOB
+    miniwob_episodes: int = 3
+    miniwob_steps: int = 5
+    seed: int = 0
+
+
+def record_corpus(cfg: BuildConfig, log: Callable[[str], None] = print) -> list[Transition]:
+    out: list[Transition] = []
+    with Recorder() as rec:
+        for e in range(cfg.phone_episodes):
+            app = PHONE_APPS[e % len(PHONE_APPS)]
+            seed = cfg.seed * 1000 + e
+            out += rec.record_trajectory(
+                phone_app(app, seed), explore, cfg.phone_steps, seed, f"phone-{app}-{seed}"
+            )
+        log(f"phone: {len(out)} transitions from {cfg.phone_episodes} episodes")
+        for task in cfg.miniwob_tasks:
+            spec = miniwob_app(task)
+            n0 = len(out)
+            for e in range(cfg.miniwob_episodes):
+                seed = cfg.seed * 1000 + e
+                policy = solver_policy if task in SOLVED_TASKS and e % 2 == 0 else explore
+                out += rec.record_trajectory(spec, policy, cfg.miniwob_steps, seed, f"{task}-{seed}")
+            log(f"{spec.name}: {len(out) - n0} transitions")
+    return out
+
+
+def score_html_fidelity(transitions: Sequence[Transition], renderer: Renderer) -> list[float]:
+    """SSIM of each next screen's HTML, rendered, against its screenshot; a failed render is reported, not dropped."""
+    items = [(t.next_screen.html or "", t.next_screen.viewport()) for t in transitions]
+    scores = []
+    for t, res in zip(transitions, renderer.render_many(items)):
+        if isinstance(res, RenderError):
+            t.meta["render_error"] = str(res)
+            scores.append(-1.0)
+        else:
+            scores.append(ssim(res.image, t.next_screen.array))
+        t.meta["html_ssim"] = scores[-1]
+    return scores
+
+
+def summarize(scores: Sequence[float]) -> str:
+    ok = [s for s in scores if not math.isnan(s)]
+    return f"{len(ok)} scored, mean SSIM {sum(ok) / max(1, len(ok)):.4f}, min {min(ok, default=float('nan')):.4f}"

@@ -1,0 +1,129 @@
+"""`wm corpus build | stats | import-android`."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, help="Record, import and inspect transition corpora.")
+
+
+@app.command("build")
+def build(
+    out: Path = typer.Option(..., "-o", "--out", help="corpus folder to write (replaced atomically)"),
+    phone_episodes: int = typer.Option(24, help="exploration episodes in the phone app"),
+    phone_steps: int = typer.Option(10),
+    miniwob_episodes: int = typer.Option(3, help="episodes per MiniWoB++ task"),
+    miniwob_steps: int = typer.Option(5),
+    tasks: str = typer.Option("", help="comma-separated MiniWoB++ tasks (default: the built-in list)"),
+    seed: int = typer.Option(0),
+) -> None:
+    """Record real web apps in Chromium and save a train/validation/test corpus split by app."""
+    from render import Renderer
+
+    from .build import (
+        DEFAULT_MINIWOB,
+        DEFAULT_PINNED,
+        BuildConfig,
+        record_corpus,
+        score_html_fidelity,
+        summarize,
+    )
+    from .store import save_corpus
+
+    cfg = BuildConfig(
+        phone_episodes,
+        phone_steps,
+        tuple(t for t in tasks.split(",") if t) or DEFAULT_MINIWOB,
+        miniwob_episodes,
+        miniwob_steps,
+        seed,
+    )
+    transitions = record_corpus(cfg, log=typer.echo)
+    with Renderer() as r:
+        scores = score_html_fidelity(transitions, r)
+    typer.echo(f"ground-truth HTML fidelity: {summarize(scores)}")
+    pinned = {a: s for a, s in DEFAULT_PINNED.items() if a in {t.app for t in transitions}}
+    dd = save_corpus(transitions, out, pinned=pinned)
+    typer.echo(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
+
+
+@app.command("import-android")
+def import_android_cmd(
+    path: Path = typer.Argument(..., help="AndroidControl TFRecord file"),
+    out: Path = typer.Option(..., "-o", "--out"),
+    threshold: float = typer.Option(0.8, help="SSIM a translated screen must reach"),
+    rounds: int = typer.Option(2, help="revision rounds before a screen is dropped"),
+    scale: float = typer.Option(1.0, help="device scale factor of the screenshots"),
+) -> None:
+    """Translate AndroidControl episodes to HTML, revise with visual feedback, save the survivors."""
+    from render import Renderer
+
+    from .android import import_android
+    from .revise import revise_until, sample_colours
+    from .store import save_corpus
+
+    kept, dropped = [], 0
+    done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
+
+    def coder(img, html, fb):
+        return sample_colours(img, html, fb, scale)
+
+    with Renderer() as r:
+        for t in import_android(path, scale=scale):
+            for s in (t.screen, t.next_screen):
+                if id(s) not in done:
+                    done[id(s)] = (
+                        s,
+                        revise_until(s.image, s.html, coder, r, s.viewport(), threshold, rounds),
+                    )
+                s.html = done[id(s)][1].html
+            rev = done[id(t.next_screen)][1]
+            t.meta["revision"] = rev.rounds
+            t.meta["html_ssim"] = rev.score
+            if rev.passed and done[id(t.screen)][1].passed:
+                kept.append(t)
+            else:
+                dropped += 1
+    typer.echo(
+        f"kept {len(kept)} transitions, dropped {dropped} whose screens never reached SSIM {threshold}"
+    )
+    if kept:
+        save_corpus(kept, out)
+        typer.echo(f"wrote {out}")
+
+
+@app.command("stats")
+def stats(path: Path = typer.Argument(None, help="corpus folder (default: the bundled corpus)")) -> None:
+    """Counts per split, app and action type, and the fidelity of the ground-truth HTML."""
+    from .store import load_corpus
+
+    dd = load_corpus(path)
+    report = {}
+    for split, ds in dd.items():
+        cols = ds.select_columns(["app", "action_type", "html_ssim"])
+        apps, types = Counter(cols["app"]), Counter(cols["action_type"])
+        fid = defaultdict(list)
+        for a, s in zip(cols["app"], cols["html_ssim"]):
+            if s is not None and not math.isnan(s):
+                fid[a].append(s)
+        allf = [s for v in fid.values() for s in v]
+        report[split] = {
+            "transitions": len(ds),
+            "apps": dict(apps),
+            "action_types": dict(types),
+            "mean_html_ssim": sum(allf) / len(allf) if allf else None,
+        }
+        typer.echo(
+            f"[{split}] {len(ds)} transitions, mean ground-truth HTML SSIM "
+            + (f"{report[split]['mean_html_ssim']:.4f}" if allf else "n/a")
+        )
+        for a, n in sorted(apps.items()):
+            f = fid.get(a)
+            typer.echo(f"  {a:36s} {n:5d}   SSIM {sum(f) / len(f):.4f}" if f else f"  {a:36s} {n:5d}")
+        typer.echo("  actions: " + ", ".join(f"{k}={v}" for k, v in sorted(types.items())))
+    typer.echo(json.dumps(report))

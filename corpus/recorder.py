@@ -1,0 +1,192 @@
+"""Drive real web apps in Chromium and record (screen, action, next screen) transitions."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from render.sandbox import CHROMIUM_ARGS, chromium_path
+from worldmodel.types import Action, Screen, Transition
+
+from .apps import AppSpec, serve
+from .snapshot import SNAPSHOT_JS
+
+_ELEMENTS_JS = """() => {
+  const out = [];
+  const sel = 'a,button,input,textarea,select,label,[onclick],[role=button],[data-note],[data-contact],[data-toggle],.row,#area span,#area div,#area li,#area td,#area h3';
+  for (const el of document.querySelectorAll(sel)) {
+    const r = el.getBoundingClientRect();
+    if (r.width < 4 || r.height < 4 || r.bottom <= 0 || r.right <= 0 || r.top >= innerHeight || r.left >= innerWidth) continue;
+    if (el.id === 'sync-task-cover' || el.closest('#reward-display, .info')) continue;
+    const cs = getComputedStyle(el);
+    if (cs.visibility === 'hidden' || cs.display === 'none') continue;
+    const cx = Math.min(Math.max(r.left + r.width / 2, 1), innerWidth - 1), cy = Math.min(Math.max(r.top + r.height / 2, 1), innerHeight - 1);
+    const hit = document.elementFromPoint(cx, cy);
+    if (!hit || !(hit === el || el.contains(hit) || hit.contains(el))) continue;
+    const tag = el.tagName.toLowerCase(), type = (el.type || '').toLowerCase();
+    const editable = (tag === 'input' && !['checkbox','radio','button','submit'].includes(type)) || tag === 'textarea';
+    out.push({tag, type, editable, text: (el.innerText || el.value || el.getAttribute('aria-label') || '').trim().slice(0, 80),
+              id: el.id, x: cx, y: cy, w: r.width, h: r.height,
+              scrollable: el.scrollHeight > el.clientHeight + 4 && ['auto','scroll'].includes(cs.overflowY)});
+  }
+  return out;
+}"""
+
+
+@dataclass
+class Element:
+    tag: str
+    type: str
+    editable: bool
+    text: str
+    id: str
+    x: float
+    y: float
+    w: float
+    h: float
+    scrollable: bool
+
+
+@dataclass
+class StepContext:
+    """What a policy sees before choosing the next action."""
+
+    page: Any
+    app: AppSpec
+    screen: Screen
+    goal: str
+    step: int
+    rng: random.Random
+    elements: list[Element] = field(default_factory=list)
+    history: list[Action] = field(default_factory=list)
+
+
+Policy = Callable[[StepContext], "Action | None"]
+
+
+class Recorder:
+    """One Chromium for a whole recording session; a fresh context per episode."""
+
+    def __init__(self, settle_ms: int = 350):
+        self.settle_ms = settle_ms
+        self._pw = None
+        self._browser = None
+
+    def __enter__(self) -> Recorder:
+        from playwright.sync_api import sync_playwright
+
+        self._pw = sync_playwright().start()
+        self._browser = self._pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._browser.close()
+        finally:
+            self._pw.stop()
+
+    # ---------------------------------------------------------------------------------------
+    def record_trajectory(
+        self,
+        app: AppSpec,
+        policy: Policy,
+        max_steps: int = 8,
+        seed: int = 0,
+        episode_id: str = "",
+    ) -> list[Transition]:
+        """Run `policy` in `app` for up to `max_steps` actions and return the transitions."""
+        vp = app.viewport
+        ctx = self._browser.new_context(
+            viewport={"width": vp.width, "height": vp.height}, device_scale_factor=vp.device_scale_factor
+        )
+        try:
+            ctx.route("**/*", serve)
+            page = ctx.new_page()
+            page.goto(app.url, wait_until="load")
+            goal = self._start(page, app, seed)
+            rng = random.Random(seed)
+            screen = self._capture(page, app)
+            out: list[Transition] = []
+            history: list[Action] = []
+            for step in range(max_steps):
+                if app.kind == "miniwob" and page.evaluate("WOB_DONE_GLOBAL"):
+                    break
+                elements = [Element(**e) for e in page.evaluate(_ELEMENTS_JS)]
+                sc = StepContext(page, app, screen, goal, step, rng, elements, history)
+                action = policy(sc)
+                if action is None:
+                    break
+                perform(page, action, vp.device_scale_factor)
+                page.wait_for_timeout(self.settle_ms)
+                nxt = self._capture(page, app)
+                meta: dict[str, Any] = {}
+                if app.kind == "miniwob":
+                    meta["reward"] = float(page.evaluate("WOB_REWARD_GLOBAL"))
+                    meta["done"] = bool(page.evaluate("WOB_DONE_GLOBAL"))
+                out.append(Transition(screen, action, nxt, goal, app.name, episode_id, step, meta))
+                history.append(action)
+                screen = nxt
+            return out
+        finally:
+            ctx.close()
+
+    def _start(self, page, app: AppSpec, seed: int) -> str:
+        if app.kind == "miniwob":
+            page.evaluate(
+                "(seed) => { Math.seedrandom(String(seed)); core.EPISODE_MAX_TIME = 1e9; core.startEpisodeReal(); }",
+                seed,
+            )
+            page.wait_for_timeout(100)
+            return page.evaluate("core.getUtterance()")
+        page.wait_for_timeout(100)
+        return f"Explore the {app.name.split('-', 1)[1]} app"
+
+    def _capture(self, page, app: AppSpec) -> Screen:
+        png = page.screenshot(type="png", animations="disabled", caret="hide")
+        html = page.evaluate(SNAPSHOT_JS)
+        return Screen(png, html=html, device_scale_factor=app.viewport.device_scale_factor, app=app.name)
+
+
+def perform(page, action: Action, scale: float = 1.0) -> None:
+    """Carry out an action on a live page (device pixels in, CSS pixels to the browser)."""
+    m = page.mouse
+    x = None if action.x is None else action.x / scale
+    y = None if action.y is None else action.y / scale
+    t = action.type
+    if t == "tap":
+        m.click(x, y)
+    elif t == "long_press":
+        m.move(x, y)
+        m.down()
+        page.wait_for_timeout(700)
+        m.up()
+    elif t in ("swipe", "scroll"):
+        cx = x if x is not None else page.viewport_size["width"] / 2
+        cy = y if y is not None else page.viewport_size["height"] / 2
+        fd = action.finger_direction
+        dx, dy = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}[fd]
+        if t == "scroll":
+            m.move(cx, cy)
+            m.wheel(-dx * 300, -dy * 300)  # the view travels against the finger
+        else:
+            m.move(cx, cy)
+            m.down()
+            m.move(cx + dx * 150, cy + dy * 150, steps=8)
+            m.up()
+    elif t == "type":
+        if x is not None and y is not None:
+            m.click(x, y)
+        page.keyboard.type(action.text, delay=5)
+    elif t == "key":
+        page.keyboard.press(action.key)
+    elif t == "back":
+        # Apps that model a phone expose a system Back; a plain web page has none to press.
+        page.evaluate("window.wmSystem ? wmSystem.back() : null")
+    elif t == "home":
+        page.evaluate("window.wmSystem ? wmSystem.home() : null")
+    elif t == "open_app":
+        page.evaluate("(n) => window.wmSystem ? wmSystem.openApp(n) : false", action.app)
+    elif t == "wait":
+        page.wait_for_timeout(1000)

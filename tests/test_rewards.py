@@ -1,0 +1,95 @@
+"""Each reward function on crafted completions, through the real renderer."""
+
+import io
+
+import pytest
+from PIL import Image
+
+from training.rewards import ActionReward, FormatReward, SemanticReward, completion_text
+
+W, H = 120, 200
+
+
+def page(body, bg="white"):
+    return (
+        f'<!DOCTYPE html><html><body style="margin:0"><div id="screen" style="width:{W}px;height:{H}px;'
+        f'background:{bg};position:relative">{body}</div></body></html>'
+    )
+
+
+def png_of(renderer, html):
+    from render import Viewport
+
+    return renderer.render(html, Viewport(W, H)).png
+
+
+CURRENT = page('<button style="position:absolute;left:10px;top:10px;width:100px;height:30px">Open</button>')
+NEXT = page(
+    '<div style="position:absolute;left:0;top:0;width:120px;height:60px;background:rgb(20,90,200)"></div>'
+    '<p style="position:absolute;top:80px;left:10px;margin:0">Opened</p>'
+)
+
+
+def kw(renderer, n, action='{"type": "tap", "x": 60, "y": 25}'):
+    return dict(
+        screen=[png_of(renderer, CURRENT)] * n,
+        next_screen=[png_of(renderer, NEXT)] * n,
+        action=[action] * n,
+        width=[W] * n,
+        height=[H] * n,
+        scale=[1.0] * n,
+    )
+
+
+def test_semantic_reward_ranks_the_real_next_screen_first(renderer):
+    r = SemanticReward(renderer)
+    out = r(None, [NEXT, CURRENT, page("", "black"), "no html"], **kw(renderer, 4))
+    assert out[0] == pytest.approx(1.0, abs=1e-6)
+    assert out[0] > out[1] > 0 and out[2] < out[1]
+    assert all(0.0 <= v <= 1.0 for v in out)
+
+
+def test_render_failure_gets_the_lowest_reward_not_a_crash(renderer):
+    from render import Renderer
+
+    # (scripts are stripped before rendering, so a page too large for the renderer is the failure here)
+    with Renderer(max_html_bytes=2000) as small:
+        for R in (SemanticReward, ActionReward, FormatReward):
+            assert R(small)(None, [page("x" * 5000)], **kw(renderer, 1)) == [0.0]
+
+
+def test_action_reward_wants_change_where_the_tap_was(renderer):
+    r = ActionReward(renderer)
+    out = r(None, [NEXT, CURRENT], **kw(renderer, 2))
+    assert out[0] == pytest.approx(1.0) and out[1] < 0.6  # copying the screen ignores the tap
+
+
+def test_action_reward_checks_typed_text(renderer):
+    r = ActionReward(renderer)
+    typed = '{"type": "type", "x": 60, "y": 25, "text": "hello world"}'
+    shows = NEXT.replace("Opened", "hello world")
+    out = r(None, [shows, NEXT], **kw(renderer, 2, typed))
+    assert out[0] > out[1]
+
+
+def test_format_reward(renderer):
+    r = FormatReward(renderer)
+    sized_clean = page("<p>x</p>")
+    wrong_size = sized_clean.replace(f"width:{W}px", "width:50px")
+    chatter = "Here you go:\n" + sized_clean
+    out = r(None, [sized_clean, wrong_size, chatter, "no html at all"], **kw(renderer, 4))
+    assert out[0] == pytest.approx(1.0)
+    assert out[1] == pytest.approx(0.7) and out[2] == pytest.approx(0.7)
+    assert out[3] < out[2]
+
+
+def test_conversational_completions_are_read():
+    assert completion_text([{"role": "assistant", "content": "<p>a</p>"}]) == "<p>a</p>"
+    assert completion_text([{"role": "assistant", "content": [{"type": "text", "text": "<b>"}]}]) == "<b>"
+
+
+def test_rewards_accept_pil_and_dict_images(renderer):
+    img = Image.open(io.BytesIO(png_of(renderer, NEXT)))
+    args = kw(renderer, 2)
+    args["next_screen"] = [img, {"bytes": png_of(renderer, NEXT)}]
+    assert SemanticReward(renderer)(None, [NEXT, NEXT], **args) == pytest.approx([1.0, 1.0])

@@ -1,0 +1,218 @@
+"""predict_next through every backend, with the real renderer and a real (tiny) VLM."""
+
+import base64
+import io
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import numpy as np
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from corpus.store import iter_transitions, load_corpus
+from worldmodel import Action, Screen, predict_next
+from worldmodel.backends import load_backend
+from worldmodel.backends.hf import TransformersBackend
+from worldmodel.cli import app as cli
+from worldmodel.extract import extract_html, root_size
+from worldmodel.prompt import build_messages, draw_action
+from worldmodel.tiny import build_tiny
+
+
+def _blank(w=200, h=400):
+    return Image.new("RGB", (w, h), "white")
+
+
+def _red_centroid(img):
+    a = np.asarray(img).astype(int)
+    mask = (a[:, :, 0] > 200) & (a[:, :, 1] < 120) & (a[:, :, 2] < 120)
+    ys, xs = np.nonzero(mask)
+    return xs.mean(), ys.mean(), mask.sum()
+
+
+@pytest.mark.parametrize(
+    "kind, direction, finger",
+    [
+        ("swipe", "up", "up"),
+        ("swipe", "left", "left"),
+        ("scroll", "down", "up"),
+        ("scroll", "up", "down"),
+        ("scroll", "right", "left"),
+    ],
+)
+def test_arrow_points_the_way_the_finger_moves(kind, direction, finger):
+    img = draw_action(_blank(), Action(kind, x=100, y=200, direction=direction))
+    cx, cy, n = _red_centroid(img)
+    assert n > 50
+    dx, dy = cx - 100, cy - 200
+    expect = {"up": dy < -10, "down": dy > 10, "left": dx < -10, "right": dx > 10}
+    assert expect[finger], (kind, direction, dx, dy)
+
+
+def test_tap_is_a_translucent_circle_at_the_point():
+    base = Image.new("RGB", (200, 400), (0, 0, 255))
+    img = draw_action(base, Action("tap", x=50, y=60))
+    px = img.getpixel((50, 60))
+    assert px[0] > 100 and px[2] > 50  # red over blue, blue still showing through
+    assert img.getpixel((150, 300)) == (0, 0, 255)
+
+
+def test_prompt_carries_action_goal_and_html():
+    s = Screen(_blank(), html="<p>current</p>")
+    msgs, image = build_messages(s, Action("type", x=1, y=2, text="hi"), goal="say hi")
+    text = msgs[1]["content"][1]["text"]
+    assert "Type 'hi'" in text and '"text": "hi"' in text and "say hi" in text and "<p>current</p>" in text
+    assert "200px by 400px" in text and image.size == (200, 400)
+
+
+def test_extract_html_from_fenced_truncated_chatter():
+    html, repaired = extract_html(
+        'Sure! Here it is:\n```html\n<html><body><div id="screen" style="width:10px;height:20px"><p>Hi'
+    )
+    assert repaired and html.startswith("<!DOCTYPE html>") and "</p></div></body></html>" in html
+    assert root_size(html) == (10, 20)
+    clean, rep2 = extract_html("<!DOCTYPE html><html><body><p>x</p></body></html>")
+    assert not rep2 and "<p>x</p>" in clean
+    empty, rep3 = extract_html("just words <3")
+    assert rep3 and root_size(empty) is None and "just words &lt;3" in empty
+    no_js, _ = extract_html("<html><body><script>alert(1)</script><p>a</p></body></html>")
+    assert "script" not in no_js
+
+
+@pytest.fixture(scope="module")
+def test_transitions():
+    return list(iter_transitions(load_corpus()["test"].select(range(6))))
+
+
+def test_copy_backend_renders_the_current_screen(test_transitions, renderer):
+    t = test_transitions[0]
+    p = predict_next(t.screen, t.action, model="copy", renderer=renderer)
+    from render.metrics import ssim
+
+    assert p.ok and ssim(p.image, t.screen.array) > 0.95
+    bare = Screen(t.screen.image)  # no HTML: the screenshot itself is embedded
+    p2 = predict_next(bare, t.action, model="copy", renderer=renderer)
+    assert ssim(p2.image, t.screen.array) > 0.95
+
+
+def test_retrieval_backend_returns_a_recorded_next_screen(test_transitions, renderer):
+    backend = load_backend("retrieval")
+    train = load_corpus()["train"]
+    t = next(iter_transitions(train.select([5])))
+    p = predict_next(t.screen, t.action, model=backend, renderer=renderer)
+    assert (
+        p.ok
+        and p.html.replace("<!DOCTYPE html>", "") in t.next_screen.html.replace("<!DOCTYPE html>", "")
+        or p.html == t.next_screen.html
+    )
+
+
+@pytest.fixture(scope="module")
+def tiny_ckpt(tmp_path_factory):
+    texts = [t.next_screen.html for t in iter_transitions(load_corpus()["train"].select(range(20)))]
+    return build_tiny(tmp_path_factory.mktemp("tiny"), texts, hidden=64, layers=1, vocab_size=800)
+
+
+def test_tiny_vlm_runs_through_the_transformers_backend(tiny_ckpt, test_transitions, renderer):
+    backend = TransformersBackend(tiny_ckpt, device="cpu", dtype="float32", max_new_tokens=24)
+    t = test_transitions[1]
+    p = predict_next(t.screen, t.action, t.goal, model=backend, renderer=renderer)
+    assert p.completion != "" or p.repaired
+    assert p.ok and p.image.size == t.screen.size  # random weights, but a renderable, right-size page
+    assert p.timings["generate_s"] > 0
+
+
+def test_missing_checkpoint_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no model checkpoint"):
+        TransformersBackend(tmp_path / "none")
+    with pytest.raises(ValueError, match="unknown model 'bogus'"):
+        load_backend("bogus")
+
+
+def test_openai_compatible_endpoint(test_transitions, renderer):
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            seen.append((self.path, body))
+            content = body["messages"][1]["content"]
+            url = next(c for c in content if c["type"] == "image_url")["image_url"]["url"]
+            img = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+            text = next(c for c in content if c["type"] == "text")["text"]
+            action = text.split("Action: ", 1)[1].split("\n", 1)[0]
+            reply = f"```html\n<html><body><div id='screen'><p>{img.size[0]}x{img.size[1]} {action}</p></div></body></html>\n```"
+            data = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        t = test_transitions[2]
+        backend = load_backend(f"openai:http://127.0.0.1:{srv.server_port}/v1#wm-test")
+        p = predict_next(t.screen, t.action, t.goal, model=backend, renderer=renderer)
+    finally:
+        srv.shutdown()
+    path, body = seen[0]
+    assert path == "/v1/chat/completions" and body["model"] == "wm-test"
+    w, h = t.screen.size
+    assert f"{w}x{h} {t.action.describe()}" in p.html and p.ok
+
+
+def test_wm_predict_writes_html_and_png(tmp_path, test_transitions):
+    t = test_transitions[0]
+    t.screen.image.save(tmp_path / "s.png")
+    res = CliRunner().invoke(
+        cli,
+        [
+            "predict",
+            "--screen",
+            str(tmp_path / "s.png"),
+            "--action",
+            t.action.to_json(),
+            "-o",
+            str(tmp_path / "next.html"),
+            "--model",
+            "copy",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "next.html").read_text().startswith("<!DOCTYPE html>")
+    assert Image.open(tmp_path / "next.png").size == t.screen.size
+    bad = CliRunner().invoke(
+        cli,
+        [
+            "predict",
+            "--screen",
+            str(tmp_path / "s.png"),
+            "--action",
+            '{"type": "fly"}',
+            "-o",
+            str(tmp_path / "x.html"),
+        ],
+    )
+    assert bad.exit_code != 0 and "fly" in bad.output
+
+
+def test_wm_eval_reports_every_figure(tmp_path):
+    res = CliRunner().invoke(
+        cli, ["eval", "-m", "copy", "-m", "retrieval", "--limit", "6", "-o", str(tmp_path)]
+    )
+    assert res.exit_code == 0, res.output
+    fig = json.loads((tmp_path / "figures.json").read_text())
+    for name in ("copy", "retrieval"):
+        b = fig["backends"][name]
+        assert 0 <= b["ssim"] <= 1 and b["render_failure_rate"] == 0.0
+        assert b["text_f1"] is not None and b["element_f1"] is not None and b["latency_s"] > 0
+        assert "copy_correlation" in b and str(b["lpips"]).startswith("unavailable")
+    assert fig["backends"]["copy"]["ssim"] == pytest.approx(fig["copy_baseline"]["ssim"], abs=0.02)
+    report = (tmp_path / "report.html").read_text()
+    assert report.count("<tr>") == 7 and (tmp_path / "images" / "0-next.png").exists()

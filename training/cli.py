@@ -1,0 +1,72 @@
+"""`wm train`: with no arguments, the embedded default (bundled corpus, tiny model, CPU)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def train_command(
+    preset: str = typer.Option("tiny", help="tiny | qwen3-vl-8b"),
+    model_path: str = typer.Option(
+        None, help="local checkpoint folder to start from (tiny builds one if omitted)"
+    ),
+    corpus: str = typer.Option(None, help="corpus folder (default: the bundled corpus)"),
+    output_dir: str = typer.Option(None, help="where checkpoints go (default: runs/<preset>)"),
+    device: str = typer.Option(None, help="cpu | cuda | auto"),
+    dtype: str = typer.Option(None, help="float32 | bfloat16 | float16 | auto"),
+    sft_steps: int = typer.Option(None),
+    grpo_steps: int = typer.Option(None),
+    num_generations: int = typer.Option(None, help="completions rendered per prompt in GRPO"),
+    max_completion_length: int = typer.Option(None),
+    max_train_examples: int = typer.Option(None, help="use the first N training transitions (0 = all)"),
+    w_sem: float = typer.Option(None, help="weight of R_sem"),
+    w_act: float = typer.Option(None, help="weight of R_act"),
+    w_format: float = typer.Option(None, help="weight of R_format"),
+    ssim_share: float = typer.Option(None, help="SSIM's share of R_sem; the rest is 1-LPIPS (needs weights)"),
+    seed: int = typer.Option(None),
+    resume: bool = typer.Option(False, help="continue each stage from its last saved checkpoint"),
+) -> None:
+    """SFT cold start, then render-aware GRPO; saves a checkpoint predict_next and wm eval load."""
+    import logging
+    from dataclasses import replace
+
+    from .config import preset as make_preset
+    from .train import train
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        cfg = make_preset(
+            preset,
+            model_path=model_path,
+            corpus=corpus,
+            output_dir=output_dir,
+            device=device,
+            dtype=dtype,
+            sft_steps=sft_steps,
+            grpo_steps=grpo_steps,
+            num_generations=num_generations,
+            max_completion_length=max_completion_length,
+            max_train_examples=max_train_examples,
+            seed=seed,
+        )
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from e
+    w = cfg.rewards
+    cfg.rewards = replace(
+        w,
+        **{
+            k: v
+            for k, v in dict(semantic=w_sem, action=w_act, format=w_format, ssim_share=ssim_share).items()
+            if v is not None
+        },
+    )
+    try:
+        final = train(cfg, resume=resume, echo=typer.echo)
+    except (FileNotFoundError, ValueError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from e
+    typer.echo(f"done: wm eval -m {final}  |  wm predict --model {final} ...")
+
+
+if __name__ == "__main__":
+    typer.run(train_command)

@@ -1,0 +1,87 @@
+"""Training configuration: one dataclass, presets named for their size."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+
+@dataclass
+class RewardWeights:
+    """How much each reward counts in GRPO's sum (trl's reward_weights)."""
+
+    semantic: float = 1.0
+    action: float = 0.5
+    format: float = 0.25
+    # inside R_sem: SSIM's share; the rest goes to 1 - LPIPS when LPIPS weights are available
+    ssim_share: float = 1.0
+
+
+@dataclass
+class TrainConfig:
+    preset: str = "tiny"
+    model_path: str | None = None  # a local checkpoint; None builds the tiny model (tiny preset only)
+    corpus: str | None = None  # None = bundled corpus
+    output_dir: str = "runs/tiny"
+    device: str = "cpu"  # cpu, cuda, auto; multi-GPU comes from `accelerate launch`
+    dtype: str = "float32"
+    seed: int = 0
+    # data
+    with_html: bool = True  # offer the current screen's HTML in the prompt
+    max_prompt_html_chars: int = 6000
+    max_train_examples: int = 0  # 0 = all
+    # stage 1: SFT
+    sft_steps: int = 60
+    sft_lr: float = 1e-3
+    sft_batch_size: int = 2
+    max_length: int = 4096
+    # stage 2: GRPO
+    grpo_steps: int = 8
+    grpo_lr: float = 2e-4
+    num_generations: int = 4
+    max_completion_length: int = 384
+    temperature: float = 1.0
+    beta: float = 0.0
+    rewards: RewardWeights = field(default_factory=RewardWeights)
+    # tiny model shape (tiny preset only)
+    tiny_hidden: int = 128
+    tiny_layers: int = 2
+    tiny_vocab: int = 4000
+    gradient_checkpointing: bool = False
+    logging_steps: int = 1
+    save_steps: int = 50
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+PRESETS: dict[str, TrainConfig] = {
+    "tiny": TrainConfig(),
+    # A real checkpoint from a local folder, e.g. --model-path /models/Qwen3-VL-8B-Instruct, on GPUs.
+    "qwen3-vl-8b": TrainConfig(
+        preset="qwen3-vl-8b",
+        output_dir="runs/qwen3-vl-8b",
+        device="auto",
+        dtype="bfloat16",
+        sft_steps=2000,
+        sft_lr=1e-5,
+        sft_batch_size=1,
+        max_length=8192,
+        grpo_steps=500,
+        grpo_lr=1e-6,
+        num_generations=8,
+        max_completion_length=4096,
+        beta=0.0,
+        gradient_checkpointing=True,
+        save_steps=200,
+        max_prompt_html_chars=12000,
+    ),
+}
+
+
+def preset(name: str, **overrides) -> TrainConfig:
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}: choose one of {', '.join(PRESETS)}")
+    unknown = set(overrides) - set(TrainConfig.__dataclass_fields__)
+    if unknown:
+        raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
+    return replace(PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})

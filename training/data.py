@@ -1,0 +1,56 @@
+"""Corpus rows as trl datasets: prompt (with the action drawn on the image) and target HTML."""
+
+from __future__ import annotations
+
+import io
+
+from datasets import Dataset
+from PIL import Image
+
+from corpus.store import from_row
+from worldmodel.prompt import build_messages
+
+
+def _png(img: Image.Image) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def to_examples(ds, with_html: bool = True, html_chars: int = 6000, limit: int = 0) -> list[dict]:
+    """One example per transition, in trl's conversational prompt-completion layout.
+
+    The extra columns (next screen, current screen, action, size) are what the
+    GRPO reward functions read; SFT ignores them.
+    """
+    rows = ds if not limit else ds.select(range(min(limit, len(ds))))
+    out = []
+    for row in rows:
+        t = from_row(row)
+        messages, image = build_messages(t.screen, t.action, t.goal, with_html, html_chars)
+        vp = t.screen.viewport()
+        out.append(
+            {
+                "prompt": messages,
+                "completion": [
+                    {"role": "assistant", "content": [{"type": "text", "text": t.next_screen.html or ""}]}
+                ],
+                "images": [image],
+                "next_screen": _png(t.next_screen.image),
+                "screen": _png(t.screen.image),
+                "action": t.action.to_json(),
+                "width": vp.width,
+                "height": vp.height,
+                "scale": vp.device_scale_factor,
+            }
+        )
+    return out
+
+
+def sft_dataset(examples: list[dict]) -> Dataset:
+    return Dataset.from_list([{k: e[k] for k in ("prompt", "completion", "images")} for e in examples])
+
+
+def grpo_dataset(examples: list[dict]) -> Dataset:
+    # GRPO samples completions itself; the target stays only for reference.
+    return Dataset.from_list([{k: v for k, v in e.items() if k != "completion"} for e in examples])

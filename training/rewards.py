@@ -1,0 +1,164 @@
+"""Render-aware rewards in trl's shape: `(prompts, completions, **kwargs) -> list[float]`.
+
+Each completion is rendered once (the renderer's content cache serves the
+other rewards), so R_sem, R_act and R_format all judge the same pixels. A
+completion that does not render gets the lowest reward, never an exception.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image
+
+from render import Renderer, RenderError, RenderResult, Viewport, default_renderer
+from render.metrics import LPIPS, MetricUnavailable, ssim, visible_text
+from worldmodel.extract import extract_html, root_size
+from worldmodel.types import Action
+
+
+def completion_text(c) -> str:
+    """trl passes plain strings, or conversational [{'role': 'assistant', 'content': ...}] lists."""
+    if isinstance(c, str):
+        return c
+    if isinstance(c, list) and c:
+        content = c[-1].get("content", "")
+        if isinstance(content, list):
+            return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return str(content)
+    return ""
+
+
+def _image(x) -> np.ndarray:
+    if isinstance(x, dict):
+        x = x.get("bytes")
+    if isinstance(x, (bytes, bytearray)):
+        x = Image.open(io.BytesIO(x))
+    if isinstance(x, Image.Image):
+        return np.asarray(x.convert("RGB"))
+    return np.asarray(x)
+
+
+class _RenderedReward:
+    def __init__(self, renderer: Renderer | None = None):
+        self._renderer = renderer
+
+    @property
+    def renderer(self) -> Renderer:
+        return self._renderer or default_renderer()
+
+    def _render_all(self, completions, width, height, scale) -> list[tuple[str, bool, RenderResult | None]]:
+        docs, items = [], []
+        for c, w, h, s in zip(completions, width, height, scale):
+            html, repaired = extract_html(completion_text(c))
+            docs.append((html, repaired))
+            items.append((html, Viewport(int(w), int(h), float(s))))
+        results = self.renderer.render_many(items)
+        return [(h, r, None if isinstance(res, RenderError) else res) for (h, r), res in zip(docs, results)]
+
+
+class SemanticReward(_RenderedReward):
+    """R_sem: visual fidelity of the rendered completion to the real next screenshot, in [0, 1]."""
+
+    __name__ = "r_sem"
+
+    def __init__(self, renderer: Renderer | None = None, ssim_share: float = 1.0, lpips: LPIPS | None = None):
+        super().__init__(renderer)
+        self.ssim_share = ssim_share
+        self.lpips = lpips
+        if ssim_share < 1.0 and lpips is None:
+            try:
+                self.lpips = LPIPS()
+            except MetricUnavailable as e:
+                raise MetricUnavailable(f"R_sem asks for an LPIPS share of {1 - ssim_share:.2f}: {e}") from e
+
+    def __call__(self, prompts, completions, next_screen, width, height, scale, **kw) -> list[float]:
+        out = []
+        for (_, _, res), ref in zip(self._render_all(completions, width, height, scale), next_screen):
+            if res is None:
+                out.append(0.0)
+                continue
+            ref = _image(ref)
+            v = self.ssim_share * max(0.0, ssim(res.image, ref))
+            if self.lpips is not None and self.ssim_share < 1.0:
+                v += (1 - self.ssim_share) * max(0.0, 1.0 - self.lpips(res.image, ref))
+            out.append(float(v))
+        return out
+
+
+def _changed(a: np.ndarray, b: np.ndarray, box=None, tol: int = 24) -> float:
+    """Fraction of pixels (in box) that differ noticeably between two same-size screens."""
+    if a.shape != b.shape:
+        b = np.asarray(Image.fromarray(b).resize((a.shape[1], a.shape[0])))
+    if box is not None:
+        x0, y0, x1, y1 = box
+        a, b = a[y0:y1, x0:x1], b[y0:y1, x0:x1]
+    if a.size == 0:
+        return 0.0
+    return float((np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2) > tol).mean())
+
+
+class ActionReward(_RenderedReward):
+    """R_act: the imagined screen changed where, and as much as, the real one did; typed text shows up.
+
+    Around the touched point (a window a fifth of the screen wide) and over the
+    whole screen, the fraction of pixels that changed from the current screen is
+    compared between the real next screen and the render: 1 when they agree.
+    """
+
+    __name__ = "r_act"
+
+    def __call__(
+        self, prompts, completions, screen, next_screen, action, width, height, scale, **kw
+    ) -> list[float]:
+        out = []
+        rendered = self._render_all(completions, width, height, scale)
+        for (html, _, res), cur, nxt, a in zip(rendered, screen, next_screen, action):
+            if res is None:
+                out.append(0.0)
+                continue
+            act = Action.from_json(a) if isinstance(a, str) else a
+            cur, nxt, pred = _image(cur), _image(nxt), res.image
+            if pred.shape != cur.shape:
+                pred = np.asarray(Image.fromarray(pred).resize((cur.shape[1], cur.shape[0])))
+            parts = [1.0 - abs(_changed(cur, nxt) - _changed(cur, pred))]
+            if act.x is not None and act.y is not None:
+                h, w = cur.shape[:2]
+                rx, ry = max(8, w // 10), max(8, h // 10)
+                box = (
+                    max(0, int(act.x) - rx),
+                    max(0, int(act.y) - ry),
+                    min(w, int(act.x) + rx),
+                    min(h, int(act.y) + ry),
+                )
+                parts.append(1.0 - abs(_changed(cur, nxt, box) - _changed(cur, pred, box)))
+            if act.type == "type" and act.text:
+                want = visible_text(f"<p>{act.text}</p>")
+                have = set(visible_text(html))
+                parts.append(sum(w in have for w in want) / max(1, len(want)))
+            out.append(float(np.mean(parts)))
+        return out
+
+
+class FormatReward(_RenderedReward):
+    """R_format: one renderable HTML document whose root is sized to the screen, needing no repair."""
+
+    __name__ = "r_format"
+
+    def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float]:
+        out = []
+        for (html, repaired, res), w, h in zip(
+            self._render_all(completions, width, height, scale), width, height
+        ):
+            if res is None:
+                out.append(0.0)
+                continue
+            size = root_size(html)
+            sized = size is not None and abs(size[0] - w) <= 2 and abs(size[1] - h) <= 2
+            out.append(0.4 + 0.3 * (not repaired) + 0.3 * sized)
+        return out
+
+
+def reward_functions(renderer: Renderer | None = None, ssim_share: float = 1.0):
+    return [SemanticReward(renderer, ssim_share), ActionReward(renderer), FormatReward(renderer)]

@@ -1,0 +1,178 @@
+"""`wm train`: SFT cold start, then render-aware GRPO, on trl's trainers.
+
+The same code runs the tiny CPU default and a real checkpoint on GPUs:
+device, dtype and model path are configuration, and several GPUs come from
+`accelerate launch -m training.cli ...`, which trl's trainers pick up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from corpus.store import load_corpus
+
+from .config import TrainConfig
+from .data import grpo_dataset, sft_dataset, to_examples
+from .rewards import reward_functions
+
+log = logging.getLogger("worldmodel.train")
+
+
+def _cpu(cfg: TrainConfig) -> bool:
+    return cfg.device == "cpu" or (cfg.device == "auto" and not torch.cuda.is_available())
+
+
+def _common_args(cfg: TrainConfig) -> dict:
+    cpu = _cpu(cfg)
+    return dict(
+        use_cpu=cpu,
+        bf16=(cfg.dtype == "bfloat16" and not cpu),
+        fp16=False,
+        seed=cfg.seed,
+        logging_steps=cfg.logging_steps,
+        save_steps=cfg.save_steps,
+        save_total_limit=2,
+        report_to=[],
+        dataloader_num_workers=0,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+        disable_tqdm=False,
+    )
+
+
+def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
+    """The model SFT starts from: a local checkpoint, or (tiny preset) a tiny model built here."""
+    if cfg.model_path:
+        p = Path(cfg.model_path)
+        if not (p / "config.json").is_file():
+            raise FileNotFoundError(
+                f"--model-path {p} has no config.json: models load from local folders only"
+            )
+        return p
+    if cfg.preset != "tiny":
+        raise ValueError(f"preset {cfg.preset!r} needs --model-path to a local checkpoint")
+    from worldmodel.tiny import build_tiny
+
+    out = Path(cfg.output_dir) / "init"
+    if (out / "config.json").is_file():
+        return out
+    texts = [r["next_html"] for r in train_ds] + [r["goal"] + " " + r["action"] for r in train_ds]
+    from worldmodel.prompt import CONTRACT, SYSTEM
+
+    texts += [SYSTEM, CONTRACT] * 20
+    return build_tiny(out, texts, cfg.tiny_hidden, cfg.tiny_layers, cfg.tiny_vocab, cfg.seed)
+
+
+def _load(path: Path, cfg: TrainConfig):
+    from transformers import AutoModelForImageTextToText
+
+    from worldmodel.backends.hf import DTYPES
+    from worldmodel.processor import load_processor
+
+    dtype = DTYPES[cfg.dtype]
+    if dtype == "auto":
+        dtype = torch.float32 if _cpu(cfg) else torch.bfloat16
+    model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype)
+    return model, load_processor(path)
+
+
+def _last_checkpoint(d: Path) -> str | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(d)) if d.is_dir() else None
+
+
+def run_sft(cfg: TrainConfig, model, processor, examples, steps: int, out: Path, resume: bool = False):
+    from trl import SFTConfig, SFTTrainer
+
+    args = SFTConfig(
+        output_dir=str(out),
+        max_steps=steps,
+        per_device_train_batch_size=cfg.sft_batch_size,
+        learning_rate=cfg.sft_lr,
+        lr_scheduler_type="cosine",
+        warmup_steps=min(10, steps // 10),
+        max_length=cfg.max_length,
+        completion_only_loss=True,
+        **_common_args(cfg),
+    )
+    trainer = SFTTrainer(
+        model=model, args=args, train_dataset=sft_dataset(examples), processing_class=processor
+    )
+    result = trainer.train(resume_from_checkpoint=_last_checkpoint(out) if resume else None)
+    return trainer, result
+
+
+def run_grpo(
+    cfg: TrainConfig, model, processor, examples, steps: int, out: Path, resume: bool = False, renderer=None
+):
+    from trl import GRPOConfig, GRPOTrainer
+
+    w = cfg.rewards
+    args = GRPOConfig(
+        output_dir=str(out),
+        max_steps=steps,
+        per_device_train_batch_size=cfg.num_generations,
+        num_generations=cfg.num_generations,
+        max_completion_length=cfg.max_completion_length,
+        learning_rate=cfg.grpo_lr,
+        temperature=cfg.temperature,
+        beta=cfg.beta,
+        reward_weights=[w.semantic, w.action, w.format],
+        remove_unused_columns=False,
+        log_completions=False,
+        **_common_args(cfg),
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=reward_functions(renderer, w.ssim_share),
+        args=args,
+        train_dataset=grpo_dataset(examples),
+        processing_class=processor,
+    )
+    result = trainer.train(resume_from_checkpoint=_last_checkpoint(out) if resume else None)
+    return trainer, result
+
+
+def _save(trainer, processor, path: Path) -> Path:
+    trainer.save_model(str(path))
+    processor.save_pretrained(str(path))
+    processor.tokenizer.save_pretrained(str(path))
+    return path
+
+
+def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = print) -> Path:
+    """Run both stages; returns the final checkpoint folder (loadable by predict_next and wm eval)."""
+    torch.manual_seed(cfg.seed)
+    out = Path(cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2))
+    dd = load_corpus(cfg.corpus)
+    train_ds = dd["train"]
+    examples = to_examples(train_ds, cfg.with_html, cfg.max_prompt_html_chars, cfg.max_train_examples)
+    echo(f"corpus: {len(examples)} training transitions from {len(set(train_ds['app']))} apps")
+    start = init_checkpoint(cfg, train_ds)
+    model, processor = _load(start, cfg)
+    echo(f"model: {start} ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters)")
+
+    figures: dict = {}
+    if cfg.sft_steps > 0:
+        echo(f"stage 1: SFT for {cfg.sft_steps} steps")
+        trainer, result = run_sft(cfg, model, processor, examples, cfg.sft_steps, out / "sft", resume)
+        figures["sft_loss"] = result.training_loss
+        _save(trainer, processor, out / "sft" / "final")
+        model = trainer.model
+    if cfg.grpo_steps > 0:
+        echo(f"stage 2: GRPO for {cfg.grpo_steps} steps, {cfg.num_generations} renders per prompt")
+        trainer, result = run_grpo(cfg, model, processor, examples, cfg.grpo_steps, out / "grpo", resume)
+        rewards = [h for h in trainer.state.log_history if "reward" in h]
+        figures["grpo_reward_first"] = rewards[0]["reward"] if rewards else None
+        figures["grpo_reward_last"] = rewards[-1]["reward"] if rewards else None
+    final = _save(trainer, processor, out / "final") if (cfg.sft_steps or cfg.grpo_steps) else start
+    (out / "figures.json").write_text(json.dumps(figures, indent=2))
+    echo(f"saved {final}: {json.dumps(figures)}")
+    return final

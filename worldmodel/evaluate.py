@@ -1,0 +1,135 @@
+"""Score backends on held-out transitions against the copy baseline, and write a report."""
+
+from __future__ import annotations
+
+import html as htmllib
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from render import Renderer, RenderError
+from render.metrics import LPIPS, MetricUnavailable, element_f1, ssim, text_f1
+
+from .backends import Backend, Query
+from .predict import predict_many
+from .types import Transition
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None and not math.isnan(x)]
+    return float(np.mean(xs)) if xs else None
+
+
+def _pearson(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) < 3 or a.std() == 0 or b.std() == 0:
+        return None
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def evaluate(
+    backends: dict[str, Backend],
+    transitions: Sequence[Transition],
+    renderer: Renderer,
+    out_dir: str | Path | None = None,
+    lpips: LPIPS | None | str = "auto",
+    batch: int = 8,
+) -> dict:
+    """Per backend: SSIM, LPIPS, text F1, element F1, render-failure rate, latency, copy-correlation."""
+    if lpips == "auto":
+        try:
+            lpips = LPIPS()
+            lpips_note = None
+        except MetricUnavailable as e:
+            lpips, lpips_note = None, str(e)
+    else:
+        lpips_note = None if lpips is not None else "LPIPS not requested"
+    out = Path(out_dir) if out_dir else None
+    if out:
+        (out / "images").mkdir(parents=True, exist_ok=True)
+    copy_ssim = [ssim(t.screen.array, t.next_screen.array) for t in transitions]
+    ref = renderer.render_many([(t.next_screen.html or "", t.next_screen.viewport()) for t in transitions])
+    ref_boxes = [
+        None if isinstance(r, RenderError) or not t.next_screen.html else r.boxes
+        for r, t in zip(ref, transitions)
+    ]
+    figures: dict = {"n": len(transitions), "copy_baseline": {"ssim": _mean(copy_ssim)}, "backends": {}}
+    if lpips is not None:
+        figures["copy_baseline"]["lpips"] = _mean(
+            [lpips(t.screen.array, t.next_screen.array) for t in transitions]
+        )
+    rows: dict[int, dict] = {i: {"i": i} for i in range(len(transitions))}
+    for name, backend in backends.items():
+        per = {k: [] for k in ("ssim", "lpips", "text_f1", "element_f1", "latency_s", "failed", "gain")}
+        for s in range(0, len(transitions), batch):
+            chunk = transitions[s : s + batch]
+            preds = predict_many([Query(t.screen, t.action, t.goal) for t in chunk], backend, renderer)
+            for j, (t, p) in enumerate(zip(chunk, preds)):
+                i = s + j
+                per["latency_s"].append(p.timings["generate_s"] + p.timings["render_s"])
+                per["failed"].append(0.0 if p.ok else 1.0)
+                sc = ssim(p.image, t.next_screen.array) if p.ok else 0.0
+                per["ssim"].append(sc)
+                per["gain"].append(sc - copy_ssim[i])
+                if lpips is not None:
+                    per["lpips"].append(lpips(p.image, t.next_screen.array) if p.ok else 1.0)
+                if t.next_screen.html:
+                    per["text_f1"].append(text_f1(p.html, t.next_screen.html))
+                if ref_boxes[i] is not None and p.ok:
+                    pb = renderer.render(p.html, t.next_screen.viewport()).boxes
+                    per["element_f1"].append(element_f1(pb, ref_boxes[i]))
+                elif ref_boxes[i] is not None:
+                    per["element_f1"].append(0.0)
+                if out:
+                    img = out / "images" / f"{i}-{_slug(name)}.png"
+                    if p.ok:
+                        p.image.save(img)
+                    rows[i][name] = {"img": img.name if p.ok else None, "ssim": sc, "error": p.render_error}
+        figures["backends"][name] = {
+            "ssim": _mean(per["ssim"]),
+            "lpips": _mean(per["lpips"]) if lpips is not None else f"unavailable: {lpips_note}",
+            "text_f1": _mean(per["text_f1"]),
+            "element_f1": _mean(per["element_f1"]),
+            "render_failure_rate": _mean(per["failed"]),
+            "latency_s": _mean(per["latency_s"]),
+            "gain_over_copy": _mean(per["gain"]),
+            "copy_correlation": _pearson(copy_ssim, per["gain"]),
+        }
+    if out:
+        for i, t in enumerate(transitions):
+            t.screen.image.save(out / "images" / f"{i}-current.png")
+            t.next_screen.image.save(out / "images" / f"{i}-next.png")
+        (out / "figures.json").write_text(json.dumps(figures, indent=2))
+        (out / "report.html").write_text(_report(figures, transitions, rows, list(backends), copy_ssim))
+    return figures
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)[:40]
+
+
+def _report(figures, transitions, rows, names, copy_ssim) -> str:
+    head = "".join(f"<th>{htmllib.escape(n)}</th>" for n in names)
+    body = []
+    for i, t in enumerate(transitions):
+        cells = [
+            f'<td><img src="images/{i}-current.png"><br>{htmllib.escape(t.action.describe())}</td>',
+            f'<td><img src="images/{i}-next.png"><br>copy SSIM {copy_ssim[i]:.3f}</td>',
+        ]
+        for n in names:
+            r = rows[i].get(n, {})
+            if r.get("img"):
+                cells.append(f'<td><img src="images/{r["img"]}"><br>SSIM {r["ssim"]:.3f}</td>')
+            else:
+                cells.append(f"<td>render failed: {htmllib.escape(str(r.get('error')))}</td>")
+        body.append(f"<tr><td>{i}<br>{htmllib.escape(t.app)}</td>{''.join(cells)}</tr>")
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>wm eval</title><style>"
+        "img{max-width:220px;border:1px solid #ccc}td{vertical-align:top;font:12px sans-serif;padding:4px}"
+        "</style></head><body><h1>World-model evaluation</h1>"
+        f"<pre>{htmllib.escape(json.dumps(figures, indent=2))}</pre><table><tr><th>#</th><th>current + action</th>"
+        f"<th>real next</th>{head}</tr>{''.join(body)}</table></body></html>"
+    )

@@ -1,0 +1,96 @@
+"""The prompt, as Code2World builds it: the action drawn on the screenshot, said in words and JSON."""
+
+from __future__ import annotations
+
+from PIL import Image, ImageDraw
+
+from .types import Action, Screen
+
+SYSTEM = (
+    "You are a GUI world model. Given the current screen and an action, write the screen that "
+    "follows as one self-contained HTML document."
+)
+CONTRACT = (
+    "Output exactly one HTML document and nothing else: inline CSS only, no scripts, no external "
+    'resources. Put everything inside a root <div id="screen"> of exactly {w}px by {h}px. Draw '
+    'images as <div class="img" data-label="what it shows"> placeholders.'
+)
+MAX_HTML_CHARS = 6000
+
+
+def draw_action(image: Image.Image, action: Action) -> Image.Image:
+    """Mark the action on a copy of the screenshot: a red circle for taps, an arrow for swipes.
+
+    The arrow starts where the finger lands and points the way it moves, so a
+    scroll *down* (content comes up from below) is an arrow pointing *up*.
+    """
+    img = image.convert("RGBA")
+    layer = Image.new("RGBA", img.size, (0, 0, 0, 0))
+    d = ImageDraw.Draw(layer)
+    w, h = img.size
+    r = max(6, round(min(w, h) * 0.04))
+    red = (255, 0, 0, 140)
+    if action.type in ("tap", "long_press", "type") and action.x is not None:
+        x, y = action.x, action.y
+        d.ellipse([x - r, y - r, x + r, y + r], fill=red)
+        if action.type == "long_press":
+            d.ellipse(
+                [x - 2 * r, y - 2 * r, x + 2 * r, y + 2 * r], outline=(255, 0, 0, 200), width=max(2, r // 3)
+            )
+    elif action.type in ("swipe", "scroll"):
+        x0 = action.x if action.x is not None else w / 2
+        y0 = action.y if action.y is not None else h / 2
+        dx, dy = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}[action.finger_direction]
+        length = 0.25 * (h if dy else w)
+        x1, y1 = x0 + dx * length, y0 + dy * length
+        d.line([x0, y0, x1, y1], fill=(255, 0, 0, 200), width=max(3, r // 2))
+        hx, hy = -dy, dx  # perpendicular, for the arrow head
+        head = [(x1 + dx * r, y1 + dy * r), (x1 + hx * r, y1 + hy * r), (x1 - hx * r, y1 - hy * r)]
+        d.polygon(head, fill=(255, 0, 0, 220))
+        d.ellipse([x0 - r / 2, y0 - r / 2, x0 + r / 2, y0 + r / 2], fill=red)
+    return Image.alpha_composite(img, layer).convert("RGB")
+
+
+def prompt_text(
+    screen: Screen,
+    action: Action,
+    goal: str | None = None,
+    with_html: bool = True,
+    html_chars: int = MAX_HTML_CHARS,
+) -> str:
+    w, h = screen.viewport().width, screen.viewport().height
+    lines = [
+        f"Screen size: {w}x{h} CSS px.",
+        f"Action: {action.describe()}",
+        f"Action JSON: {action.to_json()}",
+        f"Goal: {goal or 'none given'}",
+    ]
+    if with_html and screen.html:
+        html = (
+            screen.html if len(screen.html) <= html_chars else screen.html[:html_chars] + "<!-- truncated -->"
+        )
+        lines.append("Current screen HTML:\n" + html)
+    lines.append(CONTRACT.format(w=w, h=h))
+    return "\n".join(lines)
+
+
+def build_messages(
+    screen: Screen,
+    action: Action,
+    goal: str | None = None,
+    with_html: bool = True,
+    html_chars: int = MAX_HTML_CHARS,
+):
+    """Chat messages (with one image slot) and the image that fills it."""
+    image = draw_action(screen.image, action)
+    messages = [
+        {"role": "system", "content": [{"type": "text", "text": SYSTEM}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "image"},
+                {"type": "text", "text": prompt_text(screen, action, goal, with_html, html_chars)},
+            ],
+        },
+    ]
+    return messages, image
