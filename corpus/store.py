@@ -113,14 +113,8 @@ def save_corpus(
     rows: dict[str, list[dict]] = {s: [] for s in SPLITS}
     for t in transitions:
         rows[splits[t.app]].append(to_row(t))
-    dd = DatasetDict(
-        {
-            s: Dataset.from_list(r, features=FEATURES)
-            if r
-            else Dataset.from_dict({k: [] for k in FEATURES}, features=FEATURES)
-            for s, r in rows.items()
-        }
-    )
+    # an empty split cannot be read back by datasets, so only splits with rows are written
+    dd = DatasetDict({s: Dataset.from_list(r, features=FEATURES) for s, r in rows.items() if r})
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")

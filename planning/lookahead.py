@@ -1,0 +1,128 @@
+"""Lookahead: imagine what each candidate action leads to, and pick the best.
+
+An agent proposes candidates; the world model imagines each next screen
+(optionally rolling out further steps with a proposer, as a beam); a scorer
+rates the imagined screens. When the agent is already confident, the gate
+skips imagination altogether.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from render import Renderer
+from worldmodel.backends import Backend, Query
+from worldmodel.predict import predict_many
+from worldmodel.types import Action, Prediction, Screen
+
+from .scorers import Scorer
+
+
+@dataclass
+class Candidate:
+    action: Action
+    confidence: float = 0.0  # the agent's own belief, in [0, 1]
+
+
+@dataclass
+class Ranked:
+    action: Action
+    score: float
+    imagined: list[Prediction] = field(default_factory=list)  # first step, then the best rollout
+    confidence: float = 0.0
+
+
+# An agent is a plain callable: (screen, goal) -> candidates, best first or not.
+Agent = Callable[[Screen, str], Sequence[Candidate]]
+
+
+def as_agent(fn: Callable[[Screen, str], Sequence]) -> Agent:
+    """Accept agents that return Actions, (Action, confidence) pairs, or Candidates."""
+
+    def agent(screen: Screen, goal: str) -> list[Candidate]:
+        out = []
+        for c in fn(screen, goal):
+            if isinstance(c, Candidate):
+                out.append(c)
+            elif isinstance(c, Action):
+                out.append(Candidate(c, 0.0))
+            else:
+                a, conf = c
+                out.append(Candidate(a, float(conf)))
+        return out
+
+    return agent
+
+
+class Lookahead:
+    def __init__(
+        self,
+        world_model: str | Backend,
+        scorer: Scorer,
+        proposer: Agent | None = None,
+        depth: int = 1,
+        beam: int = 1,
+        top_k: int = 5,
+        confident_at: float | None = 0.9,
+        discount: float = 0.9,
+        renderer: Renderer | None = None,
+    ):
+        if depth < 1 or beam < 1:
+            raise ValueError(f"depth ({depth}) and beam ({beam}) must be at least 1")
+        if depth > 1 and proposer is None:
+            raise ValueError("rolling out past one step needs a proposer for the later actions")
+        self.world_model, self.scorer, self.proposer = world_model, scorer, proposer
+        self.depth, self.beam, self.top_k = depth, beam, top_k
+        self.confident_at, self.discount, self.renderer = confident_at, discount, renderer
+        self.imagined_steps = 0
+
+    def rank(self, screen: Screen, goal: str, candidates: Sequence[Candidate]) -> list[Ranked]:
+        """Candidates ranked best first, each with the screens imagined for it."""
+        cands = sorted(candidates, key=lambda c: -c.confidence)[: self.top_k]
+        if not cands:
+            return []
+        if self.confident_at is not None and cands[0].confidence >= self.confident_at:
+            return [Ranked(c.action, c.confidence, [], c.confidence) for c in cands]  # gate: trust the agent
+        preds = self._imagine([(screen, c.action) for c in cands], goal)
+        ranked = []
+        for c, p in zip(cands, preds):
+            s = self.scorer(screen, c.action, p, goal)
+            path = [p]
+            if self.depth > 1 and p.ok:
+                future, fpath = self._rollout(Screen(p.image, html=p.html), goal, self.depth - 1)
+                if future is not None:
+                    s += self.discount * future
+                path += fpath
+            ranked.append(Ranked(c.action, s, path, c.confidence))
+        # ties go to the agent's own preference
+        return sorted(ranked, key=lambda r: (-r.score, -r.confidence))
+
+    def choose(self, screen: Screen, goal: str, candidates: Sequence[Candidate]) -> Action | None:
+        ranked = self.rank(screen, goal, candidates)
+        return ranked[0].action if ranked else None
+
+    def _imagine(self, pairs: list[tuple[Screen, Action]], goal: str) -> list[Prediction]:
+        self.imagined_steps += len(pairs)
+        return predict_many([Query(s, a, goal) for s, a in pairs], self.world_model, self.renderer)
+
+    def _rollout(self, screen: Screen, goal: str, depth: int) -> tuple[float | None, list[Prediction]]:
+        """Best discounted score reachable in `depth` more imagined steps (beam search)."""
+        beam = [(0.0, screen, [])]
+        best: tuple[float | None, list[Prediction]] = (None, [])
+        for d in range(depth):
+            expanded = []
+            for acc, s, path in beam:
+                cands = sorted(self.proposer(s, goal), key=lambda c: -c.confidence)[: self.beam]
+                preds = self._imagine([(s, c.action) for c in cands], goal)
+                for c, p in zip(cands, preds):
+                    if not p.ok:
+                        continue
+                    v = acc + (self.discount**d) * self.scorer(s, c.action, p, goal)
+                    expanded.append((v, Screen(p.image, html=p.html), path + [p]))
+            if not expanded:
+                break
+            beam = sorted(expanded, key=lambda x: -x[0])[: self.beam]
+            if best[0] is None or beam[0][0] > best[0]:
+                best = (beam[0][0], beam[0][2])
+        return best

@@ -1,0 +1,143 @@
+"""How good does an imagined screen look for the goal? Pluggable scorers in [0, 1]."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import re
+from collections.abc import Callable
+from typing import Protocol
+
+import httpx
+
+from render.metrics import visible_text
+from worldmodel.types import Action, Prediction, Screen
+
+_STOP = {
+    "the",
+    "a",
+    "an",
+    "and",
+    "or",
+    "to",
+    "of",
+    "on",
+    "in",
+    "into",
+    "then",
+    "click",
+    "tap",
+    "press",
+    "select",
+    "enter",
+    "type",
+    "field",
+    "button",
+    "text",
+    "is",
+    "it",
+    "your",
+    "you",
+    "with",
+    "for",
+    "from",
+    "find",
+}
+
+
+class Scorer(Protocol):
+    def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float: ...
+
+
+def goal_terms(goal: str) -> list[str]:
+    """What the goal names: quoted strings first (MiniWoB style), else its content words."""
+    quoted = re.findall(r'"([^"]+)"', goal)
+    words = visible_text(" ".join(quoted) if quoted else goal)
+    return [w for w in words if w not in _STOP] or words
+
+
+class GoalTextScorer:
+    """Does the imagined screen show what the goal names, more than the current screen does?
+
+    Half the score is coverage of the goal's terms on the imagined screen, half
+    the gain over the current screen, so an action that merely keeps the status
+    quo does not win.
+    """
+
+    def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float:
+        terms = goal_terms(goal)
+        if not terms or not imagined.ok:
+            return 0.0
+        seen = set(visible_text(imagined.html))
+        before = set(visible_text(current.html or ""))
+        cover = sum(t in seen for t in terms) / len(terms)
+        prior = sum(t in before for t in terms) / len(terms)
+        return 0.5 * cover + 0.5 * max(0.0, cover - prior + 0.5) / 1.5
+
+
+class ValueScorer:
+    """A learned value hook: any callable (screen, goal) -> float, e.g. a critic trained offline."""
+
+    def __init__(self, value_fn: Callable[[Screen, str], float]):
+        self.value_fn = value_fn
+
+    def __call__(self, current, action, imagined: Prediction, goal: str) -> float:
+        if not imagined.ok:
+            return 0.0
+        return float(self.value_fn(Screen(imagined.image, html=imagined.html), goal))
+
+
+JUDGE_PROMPT = (
+    "You judge a GUI agent's planned action. The first image is the current screen, the second the "
+    "predicted screen after the action.\nGoal: {goal}\nAction: {action}\nDoes this action make progress "
+    'towards the goal? Answer only with JSON: {{"valid": true or false, "confidence": 0 to 1}}.'
+)
+
+
+class VLMJudgeScorer:
+    """Code2World's judge: an OpenAI-compatible VLM says valid/invalid with a confidence."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout_s: float = 120.0):
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        key = api_key or os.environ.get("WM_OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        self.client = httpx.Client(
+            timeout=timeout_s, headers={"Authorization": f"Bearer {key}"} if key else {}
+        )
+
+    @staticmethod
+    def _url(img) -> str:
+        buf = io.BytesIO()
+        img.save(buf, format="PNG")
+        return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+
+    def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float:
+        if not imagined.ok:
+            return 0.0
+        content = [
+            {"type": "image_url", "image_url": {"url": self._url(current.image)}},
+            {"type": "image_url", "image_url": {"url": self._url(imagined.image)}},
+            {"type": "text", "text": JUDGE_PROMPT.format(goal=goal, action=action.describe())},
+        ]
+        r = self.client.post(
+            self.url,
+            json={"model": self.model, "temperature": 0, "messages": [{"role": "user", "content": content}]},
+        )
+        if r.status_code != 200:
+            raise RuntimeError(f"judge at {self.url} answered {r.status_code}: {r.text[:200]}")
+        return parse_judgement(r.json()["choices"][0]["message"]["content"])
+
+
+def parse_judgement(text: str) -> float:
+    """valid with confidence c -> c; invalid with confidence c -> 1 - c; unreadable -> 0.5."""
+    m = re.search(r"\{.*\}", text or "", re.DOTALL)
+    try:
+        d = json.loads(m.group(0)) if m else {}
+    except json.JSONDecodeError:
+        d = {}
+    if "valid" not in d:
+        return 0.5
+    c = min(1.0, max(0.0, float(d.get("confidence", 1.0))))
+    return c if d["valid"] in (True, "true", "yes") else 1.0 - c

@@ -1,0 +1,94 @@
+"""Short real training runs on a tiny VLM: both stages finish, change the weights, and save a
+checkpoint that predict_next loads."""
+
+import json
+
+import pytest
+import torch
+
+from corpus.store import load_corpus
+from training.config import preset
+from training.data import to_examples
+from training.train import _load, init_checkpoint, run_grpo, run_sft, train
+from worldmodel.backends.hf import TransformersBackend
+
+
+def _cfg(tmp_path, **kw):
+    base = dict(
+        output_dir=str(tmp_path),
+        tiny_hidden=64,
+        tiny_layers=1,
+        tiny_vocab=800,
+        max_length=1024,
+        max_prompt_html_chars=300,
+        num_generations=2,
+        max_completion_length=24,
+        sft_batch_size=1,
+        save_steps=1000,
+    )
+    base.update(kw)
+    return preset("tiny", **base)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("train")
+    cfg = _cfg(tmp)
+    train_ds = load_corpus()["train"]
+    path = init_checkpoint(cfg, train_ds.select(range(30)))
+    examples = to_examples(train_ds.select(range(4)), True, cfg.max_prompt_html_chars)
+    return cfg, path, examples
+
+
+def _snapshot(model):
+    return {k: v.detach().clone() for k, v in model.named_parameters()}
+
+
+def _changed(before, model):
+    return sum(not torch.equal(before[k], v) for k, v in model.named_parameters())
+
+
+def test_two_step_sft_changes_weights(tiny, tmp_path):
+    cfg, path, examples = tiny
+    model, processor = _load(path, cfg)
+    before = _snapshot(model)
+    trainer, result = run_sft(cfg, model, processor, examples, 2, tmp_path / "sft")
+    assert trainer.state.global_step == 2 and result.training_loss > 0
+    assert _changed(before, trainer.model) > 0
+
+
+def test_two_step_grpo_changes_weights_and_logs_rewards(tiny, tmp_path, renderer):
+    cfg, path, examples = tiny
+    model, processor = _load(path, cfg)
+    before = _snapshot(model)
+    trainer, _ = run_grpo(cfg, model, processor, examples, 2, tmp_path / "grpo", renderer=renderer)
+    assert trainer.state.global_step == 2
+    logged = [h for h in trainer.state.log_history if "rewards/r_sem/mean" in h]
+    assert logged and all(0.0 <= h["rewards/r_format/mean"] <= 1.0 for h in logged)
+    assert _changed(before, trainer.model) > 0
+
+
+def test_train_saves_a_checkpoint_predict_next_loads(tmp_path, renderer):
+    cfg = _cfg(tmp_path, sft_steps=1, grpo_steps=1, max_train_examples=2)
+    final = train(cfg, echo=lambda s: None)
+    assert json.loads((tmp_path / "figures.json").read_text())["sft_loss"] > 0
+    backend = TransformersBackend(final, device="cpu", max_new_tokens=8)
+    from corpus.store import iter_transitions
+    from worldmodel import predict_next
+
+    t = next(iter_transitions(load_corpus()["test"].select([0])))
+    p = predict_next(t.screen, t.action, t.goal, model=backend, renderer=renderer)
+    assert p.ok
+    # resuming a finished run picks up its last checkpoint instead of starting over
+    cfg2 = _cfg(tmp_path, sft_steps=1, grpo_steps=0, max_train_examples=2, save_steps=1)
+    train(cfg2, echo=lambda s: None)
+    assert (tmp_path / "sft" / "checkpoint-1").is_dir()
+    train(cfg2, resume=True, echo=lambda s: None)
+
+
+def test_unknown_preset_and_missing_checkpoint_are_named(tmp_path):
+    with pytest.raises(ValueError, match="unknown preset 'huge'"):
+        preset("huge")
+    cfg = preset("qwen3-vl-8b", output_dir=str(tmp_path), model_path=str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="nowhere has no config.json"):
+        init_checkpoint(cfg, None)
