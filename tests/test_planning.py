@@ -1,11 +1,10 @@
 """Lookahead over imagined screens, the imagined gymnasium env, and live MiniWoB++ agents."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
+from conftest import chat_server
 from gymnasium.utils.env_checker import check_env
 
 from corpus.apps import miniwob_app
@@ -113,30 +112,14 @@ def test_value_hook_and_judge_parsing(renderer):
 
 
 def test_vlm_judge_over_an_openai_compatible_endpoint():
-    got = []
+    def reply(body):
+        images = [c for c in body["messages"][0]["content"] if c["type"] == "image_url"]
+        return '{"valid": true, "confidence": 0.75}' if len(images) == 2 else "?"
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            got.append(body)
-            images = [c for c in body["messages"][0]["content"] if c["type"] == "image_url"]
-            text = '{"valid": true, "confidence": 0.75}' if len(images) == 2 else "?"
-            data = json.dumps({"choices": [{"message": {"content": text}}]}).encode()
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *a):
-            pass
-
-    srv = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        judge = VLMJudgeScorer(f"http://127.0.0.1:{srv.server_port}/v1", "judge")
+    with chat_server(reply) as (url, seen):
+        judge = VLMJudgeScorer(url, "judge")
         s = judge(SCREEN, Action("back"), Prediction(html="<p>x</p>", image=SCREEN.image), GOAL)
-    finally:
-        srv.shutdown()
-    assert s == pytest.approx(0.75) and GOAL in got[0]["messages"][0]["content"][2]["text"]
+    assert s == pytest.approx(0.75) and GOAL in seen[0][1]["messages"][0]["content"][2]["text"]
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,10 @@
 import base64
 import io
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
+from conftest import chat_server
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -130,35 +129,18 @@ def test_missing_checkpoint_is_named(tmp_path):
 
 
 def test_openai_compatible_endpoint(test_transitions, renderer):
-    seen = []
+    def reply(body):
+        content = body["messages"][1]["content"]
+        url = next(c for c in content if c["type"] == "image_url")["image_url"]["url"]
+        img = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+        text = next(c for c in content if c["type"] == "text")["text"]
+        action = text.split("Action: ", 1)[1].split("\n", 1)[0]
+        return f"```html\n<html><body><div id='screen'><p>{img.size[0]}x{img.size[1]} {action}</p></div></body></html>\n```"
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            seen.append((self.path, body))
-            content = body["messages"][1]["content"]
-            url = next(c for c in content if c["type"] == "image_url")["image_url"]["url"]
-            img = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
-            text = next(c for c in content if c["type"] == "text")["text"]
-            action = text.split("Action: ", 1)[1].split("\n", 1)[0]
-            reply = f"```html\n<html><body><div id='screen'><p>{img.size[0]}x{img.size[1]} {action}</p></div></body></html>\n```"
-            data = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *a):
-            pass
-
-    srv = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        t = test_transitions[2]
-        backend = load_backend(f"openai:http://127.0.0.1:{srv.server_port}/v1#wm-test")
+    t = test_transitions[2]
+    with chat_server(reply) as (url, seen):
+        backend = load_backend(f"openai:{url}#wm-test")
         p = predict_next(t.screen, t.action, t.goal, model=backend, renderer=renderer)
-    finally:
-        srv.shutdown()
     path, body = seen[0]
     assert path == "/v1/chat/completions" and body["model"] == "wm-test"
     w, h = t.screen.size
