@@ -59,19 +59,24 @@ def import_android_cmd(
     threshold: float = typer.Option(0.8, help="SSIM a translated screen must reach"),
     rounds: int = typer.Option(2, help="revision rounds before a screen is dropped"),
     scale: float = typer.Option(1.0, help="device scale factor of the screenshots"),
+    coder: str = typer.Option(
+        "rules", help="reviser: 'rules' (colours sampled from the screenshot) or a model spec"
+    ),
 ) -> None:
     """Translate AndroidControl episodes to HTML, revise with visual feedback, save the survivors."""
     from render import Renderer
 
     from .android import import_android
-    from .revise import revise_until, sample_colours
+    from .revise import backend_coder, revise_until, sample_colours
     from .store import save_corpus
 
     kept, dropped = [], 0
     done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
 
-    def coder(img, html, fb):
+    def rules(img, html, fb):
         return sample_colours(img, html, fb, scale)
+
+    revise = rules if coder == "rules" else backend_coder(coder)
 
     with Renderer() as r:
         for t in import_android(path, scale=scale):
@@ -79,7 +84,7 @@ def import_android_cmd(
                 if id(s) not in done:
                     done[id(s)] = (
                         s,
-                        revise_until(s.image, s.html, coder, r, s.viewport(), threshold, rounds),
+                        revise_until(s.image, s.html, revise, r, s.viewport(), threshold, rounds),
                     )
                 s.html = done[id(s)][1].html
             rev = done[id(t.next_screen)][1]

@@ -101,3 +101,26 @@ def sample_colours(screenshot: Image.Image, html: str, feedback: dict, scale: fl
         fg = colour(x, y, x + w, y + h, "fg")
         el["style"] = el["style"] + f";background:{bg};color:{fg}"
     return str(soup)
+
+
+REVISE_GOAL = (
+    "Rewrite the current screen's HTML so that it renders exactly like the screenshot "
+    "(last render scored SSIM {ssim:.3f}); the screen does not change."
+)
+
+
+def backend_coder(backend) -> Coder:
+    """Use any world-model backend as the reviser: 'after waiting, the screen is the same' asks it
+    to rewrite the draft HTML it is shown, with the screenshot beside it."""
+    from worldmodel.backends import Query, load_backend
+    from worldmodel.extract import extract_html
+    from worldmodel.types import Action, Screen
+
+    backend = load_backend(backend)
+
+    def coder(screenshot: Image.Image, html: str, feedback: dict) -> str:
+        goal = REVISE_GOAL.format(ssim=feedback.get("ssim", float("nan")))
+        out = backend.complete([Query(Screen(screenshot, html=html), Action("wait"), goal)])[0]
+        return extract_html(out)[0]
+
+    return coder

@@ -11,7 +11,7 @@ from corpus.android import forest_class, import_android, tree_to_html, write_epi
 from corpus.apps import local_file_for, miniwob_app, phone_app
 from corpus.explorer import explore, solver_policy
 from corpus.recorder import Recorder
-from corpus.revise import revise_until, sample_colours
+from corpus.revise import backend_coder, revise_until, sample_colours
 from corpus.store import assign_splits, load_corpus, save_corpus
 from render import Viewport
 from render.metrics import ssim
@@ -179,6 +179,25 @@ def test_visual_feedback_revision_raises_fidelity(tmp_path, renderer):
         t.screen.image, t.screen.html, lambda i, h, f: h, renderer, Viewport(360, 640), 0.99, 2
     )
     assert not never.passed and len(never.rounds) == 3
+
+
+def test_a_world_model_backend_can_be_the_reviser(tmp_path, renderer):
+    _android_fixture(tmp_path / "ep.tfrecord", renderer)
+    t = next(iter(import_android(tmp_path / "ep.tfrecord")))
+
+    class Painter:  # a backend that answers every query with a dark page, as a coder might
+        name = "painter"
+
+        def complete(self, queries):
+            assert queries[0].action.type == "wait" and queries[0].screen.html == t.screen.html
+            return [
+                "```html\n" + t.screen.html.replace("background:#fff", "background:rgb(30,40,60)") + "\n```"
+            ]
+
+    rev = revise_until(
+        t.screen.image, t.screen.html, backend_coder(Painter()), renderer, Viewport(360, 640), 0.8, 1
+    )
+    assert rev.rounds[1]["ssim"] > rev.rounds[0]["ssim"]
 
 
 def test_import_android_cli_reports_drops(tmp_path, renderer):
