@@ -1,7 +1,7 @@
 """Does render-aware RL help? Same start (SFT for N steps), then M more steps of either SFT or GRPO;
 both scored on held-out test transitions with the reward functions on rendered pixels.
 
-    python benchmarks/rl_vs_sft.py [--sft-steps 60] [--extra-steps 8] [--eval 16]
+    python benchmarks/rl_vs_sft.py [--sft-steps 120] [--extra-steps 16] [--eval 24]
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ def score(path, cfg, test, renderer, max_new_tokens):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sft-steps", type=int, default=60)
-    ap.add_argument("--extra-steps", type=int, default=8)
-    ap.add_argument("--eval", type=int, default=16)
+    ap.add_argument("--sft-steps", type=int, default=120)
+    ap.add_argument("--extra-steps", type=int, default=16)
+    ap.add_argument("--eval", type=int, default=24)
     ap.add_argument("--out", default="runs/rl_vs_sft")
     ap.add_argument("--max-new-tokens", type=int, default=384)
     args = ap.parse_args()

@@ -202,38 +202,17 @@ def test_a_world_model_backend_can_be_the_reviser(tmp_path, renderer):
 
 def test_import_android_cli_reports_drops(tmp_path, renderer):
     _android_fixture(tmp_path / "ep.tfrecord", renderer)
-    res = CliRunner().invoke(
-        cli,
-        [
-            "corpus",
-            "import-android",
-            str(tmp_path / "ep.tfrecord"),
-            "-o",
-            str(tmp_path / "c"),
-            "--threshold",
-            "0.9",
-        ],
-    )
+
+    def run(out, *flags):
+        args = ["corpus", "import-android", str(tmp_path / "ep.tfrecord"), "-o", str(tmp_path / out), *flags]
+        return CliRunner().invoke(cli, args)
+
+    res = run("c", "--threshold", "0.9")
     assert res.exit_code == 0, res.output
     assert "kept 2 transitions, dropped 0" in res.output
-    row = load_corpus(tmp_path / "c")
-    rows = [r for s in row.values() for r in s]
+    rows = [r for s in load_corpus(tmp_path / "c").values() for r in s]
     assert len(rows) == 2 and all(json.loads(r["meta"])["revision"][0]["round"] == 0 for r in rows)
-    res = CliRunner().invoke(
-        cli,
-        [
-            "corpus",
-            "import-android",
-            str(tmp_path / "ep.tfrecord"),
-            "-o",
-            str(tmp_path / "d"),
-            "--threshold",
-            "0.999",
-            "--rounds",
-            "0",
-        ],
-    )
-    assert "kept 0 transitions, dropped 2" in res.output
+    assert "kept 0 transitions, dropped 2" in run("d", "--threshold", "0.999", "--rounds", "0").output
 
 
 def test_missing_android_file_is_named(tmp_path):

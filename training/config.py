@@ -32,12 +32,12 @@ class TrainConfig:
     max_prompt_html_chars: int = 6000
     max_train_examples: int = 0  # 0 = all
     # stage 1: SFT
-    sft_steps: int = 40
+    sft_steps: int = 120
     sft_lr: float = 1e-3
     sft_batch_size: int = 2
     max_length: int = 2048
     # stage 2: GRPO
-    grpo_steps: int = 6
+    grpo_steps: int = 10
     grpo_lr: float = 2e-4
     num_generations: int = 4
     max_completion_length: int = 256
