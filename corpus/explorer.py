@@ -21,16 +21,18 @@ def explore(ctx: StepContext) -> Action | None:
     if inputs and r < 0.25:
         e = rng.choice(inputs)
         return Action("type", x=e.x * s, y=e.y * s, text=rng.choice(WORDS))
-    if phone and r < 0.33:
-        return Action("back")
-    if phone and r < 0.36:
-        return Action("home")
-    if phone and r < 0.39:
-        return Action("open_app", app=rng.choice(["Notes", "Contacts", "Settings"]))
-    rows = [e for e in els if e.h == 64]  # list rows of the phone app
-    if phone and rows and r < 0.45:
-        e = rng.choice(rows)
-        return Action("long_press", x=e.x * s, y=e.y * s)
+    if phone:  # the system buttons and long press, drawn apart from the rest
+        r2 = rng.random()
+        if r2 < 0.08:
+            return Action("back")
+        if r2 < 0.11:
+            return Action("home")
+        if r2 < 0.14:
+            return Action("open_app", app=rng.choice(["Notes", "Contacts", "Settings"]))
+        rows = [e for e in els if e.h == 64]  # list rows of the phone app
+        if rows and r2 < 0.20:
+            e = rng.choice(rows)
+            return Action("long_press", x=e.x * s, y=e.y * s)
     scrollable = [e for e in els if e.scrollable]
     if scrollable and r < 0.52:
         e = rng.choice(scrollable)

@@ -58,10 +58,12 @@ SNAPSHOT_JS = r"""() => {
   const rootDefaults = {}, bodyDefaults = {};
   { const cs = getComputedStyle(fdoc.documentElement); for (const p of PROPS) rootDefaults[p] = cs.getPropertyValue(p); }
   { const cs = getComputedStyle(fdoc.body); for (const p of PROPS) bodyDefaults[p] = cs.getPropertyValue(p); }
-  function styleOf(el) {
-    const cs = getComputedStyle(el);
-    const pcs = el.parentElement ? getComputedStyle(el.parentElement) : null;
-    const def = el.parentElement ? defaultsFor(el) : rootDefaults;
+  // `pseudo` ('::before'/'::after') styles the generated box as a span inside `el`.
+  const SPAN = document.createElement('span');
+  function styleOf(el, pseudo) {
+    const cs = getComputedStyle(el, pseudo || null);
+    const pcs = pseudo ? getComputedStyle(el) : el.parentElement ? getComputedStyle(el.parentElement) : null;
+    const def = pseudo ? defaultsFor(SPAN) : el.parentElement ? defaultsFor(el) : rootDefaults;
     let s = '';
     for (const p of PROPS) {
       let v = cs.getPropertyValue(p);
@@ -109,7 +111,21 @@ SNAPSHOT_JS = r"""() => {
       target.setAttribute('style', `transform:translate(${-sl}px,${-st}px)`);
       out.appendChild(target);
     }
+    // ::before/::after boxes (a toggle's knob, an icon) become real spans: the snapshot has no stylesheet.
+    const pseudoBox = (which) => {
+      const pc = getComputedStyle(el, which).getPropertyValue('content');
+      if (!pc || pc === 'none' || pc === 'normal') return null;
+      const span = document.createElement('span');
+      span.setAttribute('style', styleOf(el, which));
+      const m = pc.match(/^"(.*)"$/);
+      if (m) span.textContent = m[1];
+      return span;
+    };
+    const before = el.namespaceURI === 'http://www.w3.org/1999/xhtml' ? pseudoBox('::before') : null;
+    if (before) target.appendChild(before);
     for (const child of el.childNodes) { const c = copy(child); if (c) target.appendChild(c); }
+    const after = el.namespaceURI === 'http://www.w3.org/1999/xhtml' ? pseudoBox('::after') : null;
+    if (after) target.appendChild(after);
     return out;
   }
   const body = copy(document.body) || document.createElement('body');

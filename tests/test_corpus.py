@@ -54,6 +54,16 @@ def test_phone_app_exploration_changes_screens(recorder, renderer):
         assert ssim(res.image, t.next_screen.array) > SNAPSHOT_SSIM
 
 
+def test_pseudo_elements_survive_the_snapshot(recorder, renderer):
+    # the Settings toggles draw their knobs with ::after; a snapshot has no stylesheet to do that
+    tr = recorder.record_trajectory(
+        phone_app("settings", seed=1), lambda c: Action("wait") if c.step == 0 else None
+    )
+    s = tr[0].next_screen
+    img = renderer.render(s.html, s.viewport()).image
+    assert np.abs(img.astype(int) - s.array.astype(int)).max() < 40 and ssim(img, s.array) > 0.999
+
+
 def test_back_and_open_app_drive_the_phone(recorder):
     plan = [Action("tap", x=180, y=87), Action("back"), Action("open_app", app="Settings")]
     tr = recorder.record_trajectory(
