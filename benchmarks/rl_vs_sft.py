@@ -47,7 +47,7 @@ def main():
     examples = to_examples(dd["train"], cfg.with_html, cfg.max_prompt_html_chars)
     from corpus.store import from_row
 
-    test_rows = dd["test"].shuffle(seed=0).select(range(min(args.eval, len(dd["test"]))))
+    test_rows = dd["test"].shuffle(seed=0, keep_in_memory=True).select(range(min(args.eval, len(dd["test"]))))
     test = to_examples(test_rows, cfg.with_html, cfg.max_prompt_html_chars)
     for e, row in zip(test, test_rows):
         t = from_row(row)
