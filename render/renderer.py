@@ -154,7 +154,7 @@ class Renderer:
             return
         self._closed = True
         try:
-            self._call(self._shutdown(), timeout=30)
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(30)
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
@@ -205,11 +205,11 @@ class Renderer:
         return result
 
     # ---- internals ----------------------------------------------------------
-    def _call(self, coro, timeout: float | None = None):
-        if self._closed and not coro.__name__ == "_shutdown":
+    def _call(self, coro):
+        if self._closed:
             coro.close()
             raise RuntimeError("renderer is closed")
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     def _key(self, html: str, vp: Viewport) -> str:
         h = hashlib.sha256(html.encode("utf-8", "replace"))

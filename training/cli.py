@@ -27,13 +27,11 @@ def train_command(
     resume: bool = typer.Option(False, help="continue each stage from its last saved checkpoint"),
 ) -> None:
     """SFT cold start, then render-aware GRPO; saves a checkpoint predict_next and wm eval load."""
-    import logging
     from dataclasses import replace
 
     from .config import preset as make_preset
     from .train import train
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         cfg = make_preset(
             preset,

@@ -8,7 +8,6 @@ device, dtype and model path are configuration, and several GPUs come from
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,8 +18,6 @@ from corpus.store import load_corpus
 from .config import TrainConfig
 from .data import grpo_dataset, sft_dataset, to_examples
 from .rewards import reward_functions
-
-log = logging.getLogger("worldmodel.train")
 
 
 def _cpu(cfg: TrainConfig) -> bool:
