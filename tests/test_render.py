@@ -3,7 +3,6 @@
 import os
 import signal
 import socket
-import subprocess
 import threading
 import time
 
@@ -107,17 +106,38 @@ def test_no_connection_leaves_the_page(renderer):
     assert seen == []
 
 
-def _chromium_pids():
-    out = subprocess.run(["pgrep", "-f", "chromium.*--headless"], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
+def _chromium_pids() -> set[int]:
+    """Chromium processes started by this test process (not anyone else's browsers)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    mine, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier} - mine
+        mine |= frontier
+    out = set()
+    for p in mine:
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                if b"chromium" in f.read().split(b"\0")[0]:
+                    out.add(p)
+        except OSError:
+            continue
+    return out
 
 
 def test_crashed_browser_is_restarted_and_batch_completes():
+    others = _chromium_pids()  # e.g. the session renderer's browser: left alone
     with Renderer(pool_size=2, timeout_s=5.0) as r:
         r.render("<p>warm</p>", VP)
-        before = set(_chromium_pids())
-        assert before, "expected a running chromium"
-        for pid in before:
+        ours = _chromium_pids() - others
+        assert ours, "expected this renderer's chromium to be running"
+        for pid in ours:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
