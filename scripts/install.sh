@@ -13,3 +13,5 @@ $PIP install -q --disable-pip-version-check "torch==2.13.0"
 $PIP install -q --disable-pip-version-check -e ".[test]"
 # The task pages only; miniwob's own Python (selenium) is never imported.
 $PIP install -q --disable-pip-version-check --no-deps "miniwob==1.1.0"
+# pyenv only sees a new console script (wm) after a rehash
+if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
