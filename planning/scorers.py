@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import os
 import re
@@ -13,7 +11,7 @@ from typing import Protocol
 import httpx
 
 from render.metrics import visible_text
-from worldmodel.types import Action, Prediction, Screen
+from worldmodel.types import Action, Prediction, Screen, png_data_url
 
 _STOP = {
     "the",
@@ -107,18 +105,12 @@ class VLMJudgeScorer:
             timeout=timeout_s, headers={"Authorization": f"Bearer {key}"} if key else {}
         )
 
-    @staticmethod
-    def _url(img) -> str:
-        buf = io.BytesIO()
-        img.save(buf, format="PNG")
-        return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
-
     def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float:
         if not imagined.ok:
             return 0.0
         content = [
-            {"type": "image_url", "image_url": {"url": self._url(current.image)}},
-            {"type": "image_url", "image_url": {"url": self._url(imagined.image)}},
+            {"type": "image_url", "image_url": {"url": png_data_url(current.image)}},
+            {"type": "image_url", "image_url": {"url": png_data_url(imagined.image)}},
             {"type": "text", "text": JUDGE_PROMPT.format(goal=goal, action=action.describe())},
         ]
         r = self.client.post(

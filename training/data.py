@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import io
-
 from datasets import Dataset
-from PIL import Image
 
 from corpus.store import from_row
 from worldmodel.prompt import build_messages
-
-
-def _png(img: Image.Image) -> bytes:
-    buf = io.BytesIO()
-    img.save(buf, format="PNG")
-    return buf.getvalue()
 
 
 def to_examples(ds, with_html: bool = True, html_chars: int = 6000, limit: int = 0) -> list[dict]:
@@ -36,8 +27,8 @@ def to_examples(ds, with_html: bool = True, html_chars: int = 6000, limit: int =
                     {"role": "assistant", "content": [{"type": "text", "text": t.next_screen.html or ""}]}
                 ],
                 "images": [image],
-                "next_screen": _png(t.next_screen.image),
-                "screen": _png(t.screen.image),
+                "next_screen": t.next_screen.png(),
+                "screen": t.screen.png(),
                 "action": t.action.to_json(),
                 "width": vp.width,
                 "height": vp.height,

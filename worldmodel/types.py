@@ -141,6 +141,17 @@ class Action:
         return cls.from_dict(d)
 
 
+def png_bytes(image: Image.Image) -> bytes:
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def png_data_url(image: Image.Image) -> str:
+    """How images travel in HTML and in OpenAI-style chat messages."""
+    return "data:image/png;base64," + base64.b64encode(png_bytes(image)).decode()
+
+
 def _to_pil(image) -> Image.Image:
     if isinstance(image, Image.Image):
         return image.convert("RGB")
@@ -176,12 +187,10 @@ class Screen:
         return np.asarray(self.image)
 
     def png(self) -> bytes:
-        buf = io.BytesIO()
-        self.image.save(buf, format="PNG")
-        return buf.getvalue()
+        return png_bytes(self.image)
 
     def data_url(self) -> str:
-        return "data:image/png;base64," + base64.b64encode(self.png()).decode()
+        return png_data_url(self.image)
 
     def viewport(self):
         from render import Viewport

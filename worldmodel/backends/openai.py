@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import base64
-import io
 import os
 
 import httpx
 
 from ..prompt import build_messages
+from ..types import png_data_url
 from .base import Query
 
 
@@ -40,9 +39,7 @@ class OpenAIBackend:
 
     def _payload(self, q: Query) -> dict:
         messages, image = build_messages(q.screen, q.action, q.goal, self.with_html)
-        buf = io.BytesIO()
-        image.save(buf, format="PNG")
-        url = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+        url = png_data_url(image)
         out = []
         for m in messages:
             content = [
