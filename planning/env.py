@@ -16,12 +16,11 @@ from gymnasium import spaces
 from PIL import Image
 
 from render import Renderer
-from render.metrics import visible_text
 from worldmodel.backends import Backend, Query, load_backend
 from worldmodel.predict import predict_many
 from worldmodel.types import ACTION_TYPES, DIRECTIONS, Action, Screen, Transition
 
-from .scorers import goal_terms
+from .scorers import goal_coverage
 
 CHARSET = string.ascii_letters + string.digits + string.punctuation + " "
 # (imagined html, goal) -> (reward, terminated)
@@ -30,11 +29,9 @@ TaskChecker = Callable[[str, str], tuple[float, bool]]
 
 def goal_text_checker(html: str, goal: str, threshold: float = 1.0) -> tuple[float, bool]:
     """Reward is the share of the goal's terms on the imagined screen; done when all are there."""
-    terms = goal_terms(goal)
-    if not terms:
+    r = goal_coverage(html, goal)
+    if r is None:
         return 0.0, False
-    seen = set(visible_text(html))
-    r = sum(t in seen for t in terms) / len(terms)
     return r, r >= threshold
 
 

@@ -56,6 +56,15 @@ def goal_terms(goal: str) -> list[str]:
     return [w for w in words if w not in _STOP] or words
 
 
+def goal_coverage(html: str, goal: str) -> float | None:
+    """Share of the goal's terms visible in `html`; None when the goal names nothing."""
+    terms = goal_terms(goal)
+    if not terms:
+        return None
+    seen = set(visible_text(html))
+    return sum(t in seen for t in terms) / len(terms)
+
+
 class GoalTextScorer:
     """Does the imagined screen show what the goal names, more than the current screen does?
 
@@ -65,13 +74,10 @@ class GoalTextScorer:
     """
 
     def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float:
-        terms = goal_terms(goal)
-        if not terms or not imagined.ok:
+        cover = goal_coverage(imagined.html, goal) if imagined.ok else None
+        if cover is None:
             return 0.0
-        seen = set(visible_text(imagined.html))
-        before = set(visible_text(current.html or ""))
-        cover = sum(t in seen for t in terms) / len(terms)
-        prior = sum(t in before for t in terms) / len(terms)
+        prior = goal_coverage(current.html or "", goal)
         return 0.5 * cover + 0.5 * max(0.0, cover - prior + 0.5) / 1.5
 
 

@@ -25,7 +25,9 @@ class MetricUnavailable(RuntimeError):
 
 
 def to_array(img) -> np.ndarray:
-    """RGB uint8 HxWx3 from an array, PIL image, PNG bytes or a path."""
+    """RGB uint8 HxWx3 from an array, PIL image, PNG bytes, a datasets {"bytes": ...} cell or a path."""
+    if isinstance(img, dict) and img.get("bytes"):
+        return to_array(img["bytes"])
     if isinstance(img, np.ndarray):
         a = img
     elif isinstance(img, Image.Image):

@@ -7,13 +7,11 @@ completion that does not render gets the lowest reward, never an exception.
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 from PIL import Image
 
 from render import Renderer, RenderError, RenderResult, Viewport, default_renderer
-from render.metrics import LPIPS, MetricUnavailable, ssim, visible_text
+from render.metrics import LPIPS, MetricUnavailable, ssim, to_array, visible_text
 from worldmodel.extract import extract_html, root_size
 from worldmodel.types import Action
 
@@ -28,16 +26,6 @@ def completion_text(c) -> str:
             return "".join(p.get("text", "") for p in content if isinstance(p, dict))
         return str(content)
     return ""
-
-
-def _image(x) -> np.ndarray:
-    if isinstance(x, dict):
-        x = x.get("bytes")
-    if isinstance(x, (bytes, bytearray)):
-        x = Image.open(io.BytesIO(x))
-    if isinstance(x, Image.Image):
-        return np.asarray(x.convert("RGB"))
-    return np.asarray(x)
 
 
 class _RenderedReward:
@@ -79,7 +67,7 @@ class SemanticReward(_RenderedReward):
             if res is None:
                 out.append(0.0)
                 continue
-            ref = _image(ref)
+            ref = to_array(ref)
             v = self.ssim_share * max(0.0, ssim(res.image, ref))
             if self.lpips is not None and self.ssim_share < 1.0:
                 v += (1 - self.ssim_share) * max(0.0, 1.0 - self.lpips(res.image, ref))
@@ -119,7 +107,7 @@ class ActionReward(_RenderedReward):
                 out.append(0.0)
                 continue
             act = Action.from_json(a) if isinstance(a, str) else a
-            cur, nxt, pred = _image(cur), _image(nxt), res.image
+            cur, nxt, pred = to_array(cur), to_array(nxt), res.image
             if pred.shape != cur.shape:
                 pred = np.asarray(Image.fromarray(pred).resize((cur.shape[1], cur.shape[0])))
             parts = [1.0 - abs(_changed(cur, nxt) - _changed(cur, pred))]
