@@ -79,8 +79,7 @@ def evaluate(
                 if t.next_screen.html:
                     per["text_f1"].append(text_f1(p.html, t.next_screen.html))
                 if ref_boxes[i] is not None and p.ok:
-                    pb = renderer.render(p.html, t.next_screen.viewport()).boxes
-                    per["element_f1"].append(element_f1(pb, ref_boxes[i]))
+                    per["element_f1"].append(element_f1(p.boxes, ref_boxes[i]))
                 elif ref_boxes[i] is not None:
                     per["element_f1"].append(0.0)
                 if out:

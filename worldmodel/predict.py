@@ -61,6 +61,7 @@ def predict_many(
                 render_error=str(res) if failed else None,
                 timings={"generate_s": gen_s, "render_s": render_s},
                 repaired=repaired,
+                boxes=[] if failed else res.boxes,
             )
         )
     return out

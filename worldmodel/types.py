@@ -227,6 +227,7 @@ class Prediction:
     render_error: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
     repaired: bool = False
+    boxes: list = field(default_factory=list)  # laid-out elements of the render (render.Box)
 
     @property
     def ok(self) -> bool:
