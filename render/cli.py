@@ -2,31 +2,41 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
 
-from .renderer import Renderer, RenderError, Viewport
+from .renderer import Renderer, Viewport
+
+
+def _read_page(page: Path) -> str:
+    data = page.read_bytes()
+    if not data.strip():
+        raise typer.BadParameter(f"{page} is empty", param_hint="PAGE")
+    if b"\x00" in data[:65536]:
+        raise typer.BadParameter(f"{page} is binary, not HTML", param_hint="PAGE")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise typer.BadParameter(f"{page} is not UTF-8 text (byte {e.start})", param_hint="PAGE") from None
 
 
 def render_command(
-    page: Path = typer.Argument(..., exists=True, dir_okay=False, help="HTML file to render"),
-    out: Path = typer.Option(..., "-o", "--out", help="PNG to write"),
-    width: int = typer.Option(360, help="CSS viewport width"),
-    height: int = typer.Option(640, help="CSS viewport height"),
-    scale: float = typer.Option(1.0, help="device scale factor"),
-    timeout: float = typer.Option(10.0, help="seconds before the page is abandoned"),
-    scripts: bool = typer.Option(True, help="let page scripts run (time-limited)"),
+    page: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True, help="HTML file to render"),
+    out: Path = typer.Option(..., "-o", "--out", dir_okay=False, help="PNG to write (folders are made)"),
+    width: int = typer.Option(360, min=16, max=8192, help="CSS viewport width"),
+    height: int = typer.Option(640, min=16, max=8192, help="CSS viewport height"),
+    scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor"),
+    timeout: float = typer.Option(10.0, min=0.1, max=600.0, help="seconds before the page is abandoned"),
+    scripts: bool = typer.Option(False, help="let page scripts run (time-limited; off for model output)"),
 ) -> None:
     """Render an HTML file in the sandboxed Chromium and write a PNG."""
-    html = page.read_text(encoding="utf-8", errors="replace")
+    html = _read_page(page)
     with Renderer(pool_size=1, timeout_s=timeout, allow_scripts=scripts) as r:
-        try:
-            res = r.render(html, Viewport(width, height, scale))
-        except RenderError as e:
-            typer.echo(f"error: {page}: {e}", err=True)
-            raise typer.Exit(2) from e
-    tmp = out.with_name(out.name + ".tmp")
+        res = r.render(html, Viewport(width, height, scale))  # RenderError: one line, exit 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     res.save(tmp)
     tmp.replace(out)
     typer.echo(f"{out}: {res.image.shape[1]}x{res.image.shape[0]} in {res.elapsed_s:.2f}s")

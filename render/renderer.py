@@ -1,9 +1,22 @@
-"""Turn HTML into pixels with one long-lived Chromium and a pool of warm pages.
+"""Turn HTML into pixels with one long-lived Chromium and a pool of warm pages, isolated per render.
 
-A new browser context per render costs ~0.3 s; a warm page costs a few ms, and
-render-aware RL renders thousands of completions, so pages are reused. The
-browser runs on a private event loop thread so that plain synchronous code
-(trl reward functions, the CLI) can call it.
+A new browser context per render costs ~0.3 s and a cross-document navigation ~40 ms; render-
+aware RL renders thousands of completions, so pages are reused. What keeps one render from
+seeing another:
+
+- Scripts are off by default (model output is inline HTML and CSS by contract), so nothing a
+  page runs can outlive it. Each pooled page holds a shell document served by the request
+  router with the policy as response headers (Content-Security-Policy with a `sandbox`
+  directive, Permissions-Policy); every render replaces that document's content, which keeps
+  the headers' policy, so no markup can move or remove it.
+- A page that navigated away from the shell, or whose render failed, is closed, never reused;
+  pending refreshes are cancelled after every render. With `allow_scripts=True` (replaying a
+  capture) every page is closed after one render, its scripts terminated first.
+- Element boxes are read in an isolated JavaScript world the page cannot reach, so a page
+  cannot spoof the boxes element F1 is computed from.
+
+The browser runs on a private event-loop thread so plain synchronous code (trl reward
+functions, the CLI) can call it from any thread; every call has a deadline.
 """
 
 from __future__ import annotations
@@ -12,16 +25,24 @@ import asyncio
 import atexit
 import hashlib
 import io
+import math
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from PIL import Image
 
-from .sandbox import CHROMIUM_ARGS, chromium_path, with_policy
+from .sandbox import NO_WEBRTC_JS, SHELL_URL, chromium_args, chromium_path, shell_response
+from .watchdog import MemoryWatchdog
+
+# Seconds beyond the per-render limit a caller waits before its call is abandoned.
+CALL_SLACK_S = 20.0
+PAGE_CLOSE_S = 3.0
+MAX_BOXES = 3000
 
 
 class RenderError(RuntimeError):
@@ -50,6 +71,8 @@ class Viewport:
     def for_screen(cls, width: int, height: int, device_scale_factor: float = 1.0) -> Viewport:
         """Viewport whose screenshot has exactly width x height device pixels."""
         s = device_scale_factor
+        if not (s > 0 and math.isfinite(s)):
+            raise ValueError(f"device_scale_factor {s} must be a positive number")
         return cls(round(width / s), round(height / s), s)
 
 
@@ -73,17 +96,27 @@ class RenderResult:
     elapsed_s: float = 0.0
     cached: bool = False
     blocked_requests: list[str] = field(default_factory=list)
+    _array: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def image(self) -> np.ndarray:
-        return np.asarray(Image.open(io.BytesIO(self.png)).convert("RGB"))
+        """The pixels as an RGB uint8 array, decoded once and shared by every reader."""
+        if self._array is None:
+            a = np.asarray(Image.open(io.BytesIO(self.png)).convert("RGB"))
+            a.setflags(write=False)
+            self._array = a
+        return self._array
+
+    def pil(self) -> Image.Image:
+        return Image.fromarray(self.image)
 
     def save(self, path) -> None:
         with open(path, "wb") as f:
             f.write(self.png)
 
 
-_BOXES_JS = """() => {
+# Runs in an isolated world: the page's own prototypes and globals are not this world's.
+_BOXES_JS = """(() => {
   const out = [], W = innerWidth, H = innerHeight;
   const keep = new Set(['a','button','input','select','textarea','img','svg','canvas','label','video','progress']);
   for (const el of document.querySelectorAll('body *')) {
@@ -97,18 +130,35 @@ _BOXES_JS = """() => {
     own = own.replace(/\\s+/g, ' ').trim();
     if (!own && !keep.has(tag) && !el.getAttribute('role')) continue;
     out.push({tag, text: own.slice(0, 200), x: r.left, y: r.top, w: r.width, h: r.height});
-    if (out.length >= 3000) break;
+    if (out.length >= %d) break;
   }
   return out;
-}"""
+})()""" % MAX_BOXES
+
+
+class _Slot:
+    """One pooled page, its CDP session, and whether anything moved it off its shell document."""
+
+    def __init__(self, page, cdp, frame_id: str, generation: int):
+        self.page, self.cdp, self.frame_id, self.generation = page, cdp, frame_id, generation
+        self.navigations = 0
+        self.uses = 0
+        self.blocked: list[str] = []
+        # cross-document navigations only (history.pushState is the page's own business)
+        cdp.on("Page.frameNavigated", self._navigated)
+
+    def _navigated(self, event) -> None:
+        if not event.get("frame", {}).get("parentId"):
+            self.navigations += 1
 
 
 class Renderer:
     """Sandboxed, pooled, cached HTML renderer.
 
-    Every network request is aborted, file: and other schemes are refused by a
-    CSP, each render has a time limit, and a crashed browser is restarted so
-    that the rest of a batch still completes.
+    Every network request is refused (headers policy, request router, dead proxy and resolver),
+    each render has a time limit and a fresh document, a renderer process over
+    `max_renderer_mb` is killed (`too_large`), and a crashed browser is restarted so the rest of
+    a batch still completes.
     """
 
     def __init__(
@@ -116,38 +166,47 @@ class Renderer:
         pool_size: int = 4,
         timeout_s: float = 10.0,
         cache_size: int = 256,
-        allow_scripts: bool = True,
+        allow_scripts: bool = False,
         max_html_bytes: int = 5_000_000,
         retries: int = 1,
+        max_renderer_mb: int = 2048,
     ):
+        if pool_size < 1 or timeout_s <= 0 or retries < 0:
+            raise ValueError("pool_size must be >= 1, timeout_s > 0 and retries >= 0")
         self.pool_size = pool_size
         self.timeout_s = timeout_s
         self.cache_size = cache_size
         self.allow_scripts = allow_scripts
         self.max_html_bytes = max_html_bytes
         self.retries = retries
+        self.max_renderer_mb = max_renderer_mb
         self.restarts = 0
         self._cache: OrderedDict[str, RenderResult] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="wm-renderer", daemon=True)
         self._thread.start()
         self._pw = None
         self._browser = None
-        self._pools: dict[float, asyncio.Queue] = {}
         self._contexts: dict[float, object] = {}
-        self._live: dict[float, int] = {}
+        self._idle: dict[float, list[_Slot]] = {}
+        self._sems: dict[float, asyncio.Semaphore] = {}
+        self._ours: set = set()
         self._lock: asyncio.Lock | None = None
         self._generation = 0
+        # scripts are the only way a page's memory outgrows its (size-capped) markup
+        self._watchdog = MemoryWatchdog(max_renderer_mb if allow_scripts else None)
         self._closed = False
 
     # ---- public, synchronous -------------------------------------------------
     def render(self, html: str, viewport: Viewport) -> RenderResult:
         """Render one page; raises RenderError."""
-        return self._call(self.arender(html, viewport))
+        return self._call(self.arender(html, viewport), 1)
 
     def render_many(self, items: Sequence[tuple[str, Viewport]]) -> list[RenderResult | RenderError]:
         """Render a batch concurrently; each failure comes back in its slot as a RenderError."""
-        return self._call(self.arender_many(items))
+        items = list(items)
+        return self._call(self.arender_many(items), len(items))
 
     def close(self) -> None:
         if self._closed:
@@ -155,7 +214,10 @@ class Renderer:
         self._closed = True
         try:
             asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(30)
+        except Exception:
+            pass
         finally:
+            self._watchdog.stop()
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
 
@@ -167,52 +229,63 @@ class Renderer:
 
     # ---- async API ----------------------------------------------------------
     async def arender_many(self, items):
-        sem = asyncio.Semaphore(self.pool_size)
-
         async def one(html, vp):
-            async with sem:
-                try:
-                    return await self.arender(html, vp)
-                except RenderError as e:
-                    return e
+            try:
+                return await self.arender(html, vp)
+            except RenderError as e:
+                return e
 
         return await asyncio.gather(*(one(h, v) for h, v in items))
 
     async def arender(self, html: str, viewport: Viewport) -> RenderResult:
         if not isinstance(html, str):
             raise RenderError("failed", f"html must be str, got {type(html).__name__}")
-        size = len(html.encode("utf-8", "replace"))
+        size = len(html.encode("utf-8", "surrogatepass"))
         if size > self.max_html_bytes:
             raise RenderError("too_large", f"html is {size} bytes, limit is {self.max_html_bytes}")
         key = self._key(html, viewport)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return replace(self._cache[key], cached=True)
+        with self._cache_lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return replace(self._cache[key], cached=True)
+        # Chromium cannot carry a lone surrogate; replacing it is what the parser would show anyway.
+        clean = html.encode("utf-8", "replace").decode("utf-8")
         last: RenderError | None = None
         for _attempt in range(self.retries + 1):
             try:
-                result = await self._render_once(html, viewport)
+                result = await self._render_once(clean, viewport)
                 break
             except RenderError as e:
                 last = e
-                if e.reason != "crashed":
+                if e.reason not in ("crashed", "contaminated"):
                     raise
         else:
+            if last.reason == "contaminated":
+                raise RenderError("failed", str(last).split(": ", 1)[1])
             raise last  # type: ignore[misc]
-        self._cache[key] = result
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        with self._cache_lock:
+            self._cache[key] = result
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
         return result
 
     # ---- internals ----------------------------------------------------------
-    def _call(self, coro):
+    def _call(self, coro, n_items: int):
         if self._closed:
             coro.close()
             raise RuntimeError("renderer is closed")
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        waves = math.ceil(max(1, n_items) / self.pool_size)
+        deadline = waves * self.timeout_s * (self.retries + 1) + CALL_SLACK_S
+        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return fut.result(timeout=deadline)
+        except FutureTimeout:
+            fut.cancel()
+            raise RenderError("timeout", f"no answer within the call's {deadline:.0f}s deadline") from None
 
     def _key(self, html: str, vp: Viewport) -> str:
-        h = hashlib.sha256(html.encode("utf-8", "replace"))
+        # surrogatepass keeps lone surrogates distinct: two different inputs never share a key
+        h = hashlib.sha256(html.encode("utf-8", "surrogatepass"))
         h.update(f"|{vp.width}x{vp.height}@{vp.device_scale_factor}|js={self.allow_scripts}".encode())
         return h.hexdigest()
 
@@ -232,13 +305,14 @@ class Renderer:
                     await asyncio.wait_for(self._browser.close(), 5)
                 except Exception:
                     pass
-            self._pools.clear()
             self._contexts.clear()
-            self._live.clear()
+            self._idle.clear()
+            self._ours.clear()
             self._generation += 1
             self._browser = await self._pw.chromium.launch(
-                executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
+                executable_path=chromium_path(), args=chromium_args(self.max_renderer_mb), headless=True
             )
+            self._watchdog.start()
 
     async def _context(self, scale: float):
         if scale not in self._contexts:
@@ -250,75 +324,117 @@ class Renderer:
                 offline=True,
                 accept_downloads=False,
             )
-            await ctx.route("**/*", self._block)
+            await ctx.route("**/*", self._route)
+            if self.allow_scripts:
+                await ctx.add_init_script(NO_WEBRTC_JS)
             self._contexts[scale] = ctx
-            self._pools[scale] = asyncio.Queue()
-            self._live[scale] = 0
+            self._idle[scale] = []
         return self._contexts[scale]
 
-    async def _block(self, route):
-        blocked = getattr(route.request.frame.page, "_wm_blocked", None)
-        if blocked is not None:
-            blocked.append(route.request.url[:200])
+    def _sem(self, scale: float) -> asyncio.Semaphore:
+        if scale not in self._sems:
+            self._sems[scale] = asyncio.Semaphore(self.pool_size)
+        return self._sems[scale]
+
+    async def _route(self, route):
+        req = route.request
+        if req.url == SHELL_URL and req.is_navigation_request():
+            status, headers, body = shell_response(self.allow_scripts)
+            await route.fulfill(status=status, headers=headers, body=body)
+            return
+        slot = getattr(req.frame.page, "_wm_slot", None)
+        if slot is not None:
+            slot.blocked.append(req.url[:200])
         await route.abort("blockedbyclient")
 
-    async def _acquire(self, scale: float):
-        ctx = await self._context(scale)
-        pool = self._pools[scale]
-        if pool.empty() and self._live[scale] < self.pool_size:
-            self._live[scale] += 1
-            try:
-                page = await ctx.new_page()
-            except Exception:
-                self._live[scale] -= 1
-                raise
-            page._wm_blocked = []
-            return page
-        return await pool.get()
+    async def _new_slot(self, vp: Viewport) -> _Slot:
+        ctx = await self._context(vp.device_scale_factor)
+        page = await ctx.new_page()
+        # sized before its first document: a resize racing the first frames can tile stale paint
+        await page.set_viewport_size({"width": vp.width, "height": vp.height})
+        self._ours.add(page)
+        # a popup the page opens (only possible with scripts on) is closed at once
+        page.on("popup", lambda p: asyncio.ensure_future(self._close_quietly(p)))
+        cdp = await ctx.new_cdp_session(page)
+        await page.goto(SHELL_URL, wait_until="load", timeout=self.timeout_s * 1000)
+        await cdp.send("Page.enable")
+        tree = await cdp.send("Page.getFrameTree")
+        slot = _Slot(page, cdp, tree["frameTree"]["frame"]["id"], self._generation)
+        page._wm_slot = slot
+        return slot
 
-    async def _discard(self, page, scale: float, generation: int):
-        if generation == self._generation:
-            self._live[scale] -= 1
+    async def _take(self, vp: Viewport) -> _Slot:
+        idle = self._idle.get(vp.device_scale_factor)
+        size = {"width": vp.width, "height": vp.height}
+        if idle:  # a page already at this size first
+            idle.sort(key=lambda s: s.page.viewport_size == size)
+        while idle:
+            slot = idle.pop()
+            if slot.generation == self._generation and not slot.page.is_closed():
+                return slot
+        return await self._new_slot(vp)
+
+    async def _close_quietly(self, page, slot: _Slot | None = None) -> bool:
+        """Close a page; stop its scripts first. False when even that did not answer."""
+        self._ours.discard(page)
         try:
-            await asyncio.wait_for(page.close(run_before_unload=False), 3)
+            if slot is not None and self.allow_scripts:
+                await asyncio.wait_for(slot.cdp.send("Runtime.terminateExecution"), 1)
         except Exception:
-            # A renderer that will not even close is wedged: restart the browser.
-            if generation == self._generation and self._browser is not None:
-                try:
-                    await asyncio.wait_for(self._browser.close(), 5)
-                except Exception:
-                    pass
+            pass
+        try:
+            await asyncio.wait_for(page.close(run_before_unload=False), PAGE_CLOSE_S)
+            return True
+        except Exception:
+            return False
+
+    async def _discard(self, slot: _Slot) -> None:
+        if not await self._close_quietly(slot.page, slot) and slot.generation == self._generation:
+            await self._mark_crashed()  # a renderer that will not even close is wedged
 
     async def _render_once(self, html: str, vp: Viewport) -> RenderResult:
         try:
             await self._ensure_browser()
-        except FileNotFoundError:
-            raise
+        except FileNotFoundError as e:
+            raise RenderError("failed", str(e)) from None
         except Exception as e:
             raise RenderError("crashed", f"could not launch chromium: {e}") from e
-        generation = self._generation
         scale = vp.device_scale_factor
-        try:
-            page = await self._acquire(scale)
-        except Exception as e:
-            await self._mark_crashed()
-            raise RenderError("crashed", f"could not open a page: {e}") from e
-        t0 = time.perf_counter()
-        page._wm_blocked = []
-        try:
-            png, boxes = await asyncio.wait_for(self._draw(page, html, vp), self.timeout_s)
-        except asyncio.TimeoutError:
-            await self._discard(page, scale, generation)
-            raise RenderError("timeout", f"page did not finish within {self.timeout_s:.1f}s") from None
-        except Exception as e:
-            await self._discard(page, scale, generation)
-            if self._browser is None or not self._browser.is_connected() or "crash" in str(e).lower():
+        async with self._sem(scale):
+            kills = self._watchdog.kills
+            try:
+                slot = await asyncio.wait_for(self._take(vp), self.timeout_s)
+            except Exception as e:
                 await self._mark_crashed()
-                raise RenderError("crashed", str(e).splitlines()[0]) from e
-            raise RenderError("failed", str(e).splitlines()[0]) from e
-        blocked = list(page._wm_blocked)
-        if generation == self._generation:
-            self._pools[scale].put_nowait(page)
+                raise RenderError("crashed", f"could not open a page: {str(e).splitlines()[0]}") from e
+            t0 = time.perf_counter()
+            slot.blocked = []
+            before = slot.navigations
+            # a failure on a page that served earlier renders may be their doing: retry on a fresh one
+            suspect = "contaminated" if slot.uses else "failed"
+            slot.uses += 1
+            try:
+                png, boxes = await asyncio.wait_for(self._draw(slot, html, vp), self.timeout_s)
+            except asyncio.TimeoutError:
+                await self._discard(slot)
+                raise RenderError("timeout", f"page did not finish within {self.timeout_s:.1f}s") from None
+            except Exception as e:
+                await self._discard(slot)
+                msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+                if self._watchdog.kills > kills:
+                    raise RenderError("too_large", f"renderer went over {self.max_renderer_mb} MB") from e
+                if self._browser is None or not self._browser.is_connected() or "crash" in msg.lower():
+                    await self._mark_crashed()
+                    raise RenderError("crashed", msg) from e
+                raise RenderError(suspect, msg) from e
+            if slot.navigations != before:
+                await self._discard(slot)  # something moved the page: the pixels are not this HTML's
+                raise RenderError(suspect, "the page navigated away during its render")
+            blocked = list(slot.blocked)
+            if self.allow_scripts or slot.generation != self._generation:
+                await self._discard(slot)
+            else:
+                self._idle[scale].append(slot)
         return RenderResult(
             png=png,
             viewport=vp,
@@ -334,12 +450,21 @@ class Renderer:
             except Exception:
                 pass
 
-    async def _draw(self, page, html: str, vp: Viewport):
+    async def _draw(self, slot: _Slot, html: str, vp: Viewport):
         ms = self.timeout_s * 1000
-        await page.set_viewport_size({"width": vp.width, "height": vp.height})
-        await page.set_content(with_policy(html), wait_until="load", timeout=ms)
-        boxes = await page.evaluate(_BOXES_JS)
+        page = slot.page
+        if page.viewport_size != {"width": vp.width, "height": vp.height}:
+            await page.set_viewport_size({"width": vp.width, "height": vp.height})
+        await page.set_content(html, wait_until="load", timeout=ms)
+        world = await slot.cdp.send("Page.createIsolatedWorld", {"frameId": slot.frame_id, "worldName": "wm"})
+        got = await slot.cdp.send(
+            "Runtime.evaluate",
+            {"expression": _BOXES_JS, "contextId": world["executionContextId"], "returnByValue": True},
+        )
+        boxes = got.get("result", {}).get("value") or []
         png = await page.screenshot(type="png", animations="disabled", caret="hide", timeout=ms)
+        # a <meta refresh> timer must not fire during the next render on this page
+        await slot.cdp.send("Page.stopLoading")
         return png, boxes
 
     async def _shutdown(self):
@@ -349,7 +474,10 @@ class Renderer:
         except Exception:
             pass
         if self._pw is not None:
-            await self._pw.stop()
+            try:
+                await asyncio.wait_for(self._pw.stop(), 10)
+            except Exception:
+                pass
 
 
 _default: Renderer | None = None
@@ -357,7 +485,7 @@ _default_lock = threading.Lock()
 
 
 def default_renderer() -> Renderer:
-    """A process-wide renderer, started on first use."""
+    """A process-wide renderer, started on first use (for one-off calls; hold your own for batches)."""
     global _default
     with _default_lock:
         if _default is None or _default._closed:
