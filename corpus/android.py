@@ -179,7 +179,7 @@ def convert_action(d: dict, width: int, height: int) -> Action:
     if t == "open_app":
         return Action("open_app", app=d.get("app_name") or d.get("app"))
     if t in ("click", "long_press"):
-        return Action(t, x=float(d["x"]), y=float(d["y"]))
+        return Action(t, x=d["x"], y=d["y"])  # Action refuses bools, NaN and strings
     return Action.from_dict({k: v for k, v in d.items() if k != "action_type"} | {"type": t})
 
 
@@ -220,8 +220,20 @@ def _texts(v) -> list[str]:
     return [x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else str(x) for x in _as_list(v)]
 
 
-def import_android(path: str | Path, scale: float = 1.0) -> Iterator[Transition]:
-    """Transitions from AndroidControl episodes, screens translated from their accessibility trees."""
+def import_android(
+    path: str | Path, scale: float = 1.0, skipped: list[str] | None = None
+) -> Iterator[Transition]:
+    """Transitions from AndroidControl episodes, screens translated from their accessibility trees.
+
+    With `skipped`, a bad record (an action that does not parse or lies off its screen, an episode
+    whose lists do not line up) is reported there, naming its episode and step, and left out;
+    without it, the first one raises ValueError."""
+
+    def bad(msg: str) -> None:
+        if skipped is None:
+            raise ValueError(msg)
+        skipped.append(msg)
+
     for ep in read_episodes(path):
         shots = _as_list(ep["screenshots"])
         trees = _as_list(ep["accessibility_trees"])
@@ -231,10 +243,11 @@ def import_android(path: str | Path, scale: float = 1.0) -> Iterator[Transition]
         steps = _texts(ep.get("step_instructions", []))
         eid = str(_as_list(ep["episode_id"])[0])
         if not (len(shots) == len(trees) == len(widths) == len(heights) == len(actions) + 1):
-            raise ValueError(
+            bad(
                 f"episode {eid}: {len(shots)} screenshots, {len(trees)} trees and {len(actions)} actions "
                 "do not line up (expected one more screen than actions)"
             )
+            continue
         screens = [
             Screen(
                 shots[i],
@@ -245,12 +258,20 @@ def import_android(path: str | Path, scale: float = 1.0) -> Iterator[Transition]
             for i in range(len(shots))
         ]
         for i, a in enumerate(actions):
-            d = json.loads(a)
+            try:
+                d = json.loads(a)
+                if not isinstance(d, dict):
+                    raise ValueError(f"action is not a JSON object: {a[:80]!r}")
+                action = convert_action(d, int(widths[i]), int(heights[i]))
+                action.check_within(screens[i].size)
+            except (ValueError, KeyError, TypeError) as e:
+                bad(f"episode {eid} step {i}: {type(e).__name__ if isinstance(e, KeyError) else ''}{e}")
+                continue
             app = d.get("app_name") or "android"
             meta = {"source": "android", "step_instruction": steps[i] if i < len(steps) else ""}
             yield Transition(
                 screens[i],
-                convert_action(d, int(widths[i]), int(heights[i])),
+                action,
                 screens[i + 1],
                 goal,
                 app if d.get("action_type") == "open_app" else "android",

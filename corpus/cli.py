@@ -14,11 +14,13 @@ app = typer.Typer(no_args_is_help=True, help="Record, import and inspect transit
 
 @app.command("build")
 def build(
-    out: Path = typer.Option(..., "-o", "--out", help="corpus folder to write (replaced atomically)"),
-    phone_episodes: int = typer.Option(24, help="exploration episodes in the phone app"),
-    phone_steps: int = typer.Option(10),
-    miniwob_episodes: int = typer.Option(3, help="episodes per MiniWoB++ task"),
-    miniwob_steps: int = typer.Option(5),
+    out: Path = typer.Option(
+        ..., "-o", "--out", file_okay=False, help="corpus folder to write (replaced atomically)"
+    ),
+    phone_episodes: int = typer.Option(24, min=0, help="exploration episodes in the phone app"),
+    phone_steps: int = typer.Option(10, min=1),
+    miniwob_episodes: int = typer.Option(3, min=0, help="episodes per MiniWoB++ task"),
+    miniwob_steps: int = typer.Option(5, min=1),
     tasks: str = typer.Option("", help="comma-separated MiniWoB++ tasks (default: the built-in list)"),
     seed: int = typer.Option(0),
 ) -> None:
@@ -55,10 +57,10 @@ def build(
 @app.command("import-android")
 def import_android_cmd(
     path: Path = typer.Argument(..., help="AndroidControl TFRecord file"),
-    out: Path = typer.Option(..., "-o", "--out"),
-    threshold: float = typer.Option(0.8, help="SSIM a translated screen must reach"),
-    rounds: int = typer.Option(2, help="revision rounds before a screen is dropped"),
-    scale: float = typer.Option(1.0, help="device scale factor of the screenshots"),
+    out: Path = typer.Option(..., "-o", "--out", file_okay=False),
+    threshold: float = typer.Option(0.8, min=0.0, max=1.0, help="SSIM a translated screen must reach"),
+    rounds: int = typer.Option(2, min=0, help="revision rounds before a screen is dropped"),
+    scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor of the screenshots"),
     coder: str = typer.Option(
         "rules", help="reviser: 'rules' (colours sampled from the screenshot) or a model spec"
     ),
@@ -70,16 +72,23 @@ def import_android_cmd(
     from .revise import backend_coder, revise_until, sample_colours
     from .store import save_corpus
 
-    kept, dropped = [], 0
+    kept, dropped, skipped = [], 0, []
     done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
 
     def rules(img, html, fb):
         return sample_colours(img, html, fb, scale)
 
-    revise = rules if coder == "rules" else backend_coder(coder)
+    if not path.is_file():
+        raise typer.BadParameter(f"{path}: no such file", param_hint="PATH")
+    if coder == "rules":
+        revise = rules
+    else:
+        from worldmodel.predict_cli import parse_model
+
+        revise = backend_coder(str(parse_model(coder, "--coder")))
 
     with Renderer() as r:
-        for t in import_android(path, scale=scale):
+        for t in import_android(path, scale=scale, skipped=skipped):
             for s in (t.screen, t.next_screen):
                 if id(s) not in done:
                     done[id(s)] = (
@@ -94,8 +103,11 @@ def import_android_cmd(
                 kept.append(t)
             else:
                 dropped += 1
+    for msg in skipped:
+        typer.echo(f"skipped a bad record: {msg}", err=True)
     typer.echo(
-        f"kept {len(kept)} transitions, dropped {dropped} whose screens never reached SSIM {threshold}"
+        f"kept {len(kept)} transitions, dropped {dropped} whose screens never reached SSIM {threshold}, "
+        f"skipped {len(skipped)} bad records"
     )
     if kept:
         save_corpus(kept, out)
@@ -105,9 +117,12 @@ def import_android_cmd(
 @app.command("stats")
 def stats(path: Path = typer.Argument(None, help="corpus folder (default: the bundled corpus)")) -> None:
     """Counts per split, app and action type, and the fidelity of the ground-truth HTML."""
-    from .store import load_corpus
+    from .store import CorpusError, load_corpus
 
-    dd = load_corpus(path)
+    try:
+        dd = load_corpus(path)
+    except CorpusError as e:
+        raise typer.BadParameter(str(e), param_hint="PATH") from None
     report = {}
     for split, ds in dd.items():
         cols = ds.select_columns(["app", "action_type", "html_ssim"])

@@ -1,82 +1,39 @@
-"""Transitions on disk as HF `datasets`, split by app so that test apps are unseen."""
+"""Transitions on disk as HF `datasets`, split by app so that test apps are unseen.
+
+Saving must never leave the path without a whole corpus, whatever instant a crash or a reader
+picks. A new corpus is written to a hidden versioned folder beside the path; the path itself is
+a symlink that one `rename` of a new link swaps over (atomic on POSIX). A path that is a real
+folder (a corpus checked into git, say) keeps being one: it is swapped with two renames, and
+`load_corpus` reads the `.NAME.old-PID` / `.NAME.tmp-PID` pair a crash between them would leave.
+Folders that dead processes left behind are cleaned on the next save.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from datasets import Dataset, DatasetDict, Features, Image, Value, load_from_disk
-
-from worldmodel.types import Action, Screen, Transition
-
-FEATURES = Features(
-    {
-        "screen": Image(),
-        "next_screen": Image(),
-        "screen_html": Value("string"),
-        "next_html": Value("string"),
-        "action": Value("string"),
-        "action_type": Value("string"),
-        "goal": Value("string"),
-        "app": Value("string"),
-        "source": Value("string"),
-        "episode_id": Value("string"),
-        "step": Value("int32"),
-        "width": Value("int32"),
-        "height": Value("int32"),
-        "device_scale_factor": Value("float32"),
-        "html_ssim": Value("float32"),
-        "meta": Value("string"),
-    }
+from worldmodel.dataset import (  # noqa: F401 - the corpus stage's readers, re-exported
+    COMPLETE_MARK,
+    DEFAULT_CORPUS,
+    SPLITS,
+    CorpusError,
+    _pid_alive,
+    features,
+    from_row,
+    iter_transitions,
+    leftovers,
+    load_corpus,
+    to_row,
 )
-SPLITS = ("train", "validation", "test")
-DEFAULT_CORPUS = Path(__file__).parent / "data" / "default"
+from worldmodel.types import Transition
 
-
-def to_row(t: Transition, source: str = "web") -> dict:
-    """Images go in as PNG bytes: a path would be stored as a path, and lost with the file."""
-    return {
-        "screen": {"bytes": t.screen.png(), "path": None},
-        "next_screen": {"bytes": t.next_screen.png(), "path": None},
-        "screen_html": t.screen.html or "",
-        "next_html": t.next_screen.html or "",
-        "action": t.action.to_json(),
-        "action_type": t.action.type,
-        "goal": t.goal,
-        "app": t.app,
-        "source": t.meta.get("source", source),
-        "episode_id": t.episode_id,
-        "step": t.step,
-        "width": t.screen.size[0],
-        "height": t.screen.size[1],
-        "device_scale_factor": t.screen.device_scale_factor,
-        "html_ssim": float(t.meta.get("html_ssim", float("nan"))),
-        "meta": json.dumps({k: v for k, v in t.meta.items() if k not in ("source", "html_ssim")}),
-    }
-
-
-def from_row(row: dict) -> Transition:
-    s = row["device_scale_factor"]
-    meta = json.loads(row.get("meta") or "{}")
-    meta["html_ssim"] = row.get("html_ssim")
-    meta["source"] = row.get("source")
-    return Transition(
-        screen=Screen(row["screen"], html=row["screen_html"] or None, device_scale_factor=s, app=row["app"]),
-        action=Action.from_json(row["action"]),
-        next_screen=Screen(
-            row["next_screen"], html=row["next_html"] or None, device_scale_factor=s, app=row["app"]
-        ),
-        goal=row["goal"],
-        app=row["app"],
-        episode_id=row["episode_id"],
-        step=row["step"],
-        meta=meta,
-    )
+_VERSION_PREFIX = ".{name}.v-"
 
 
 def assign_splits(
@@ -97,45 +54,121 @@ def assign_splits(
     return out
 
 
+def build_dataset(transitions: Sequence[Transition], splits: dict[str, str]):
+    """A DatasetDict with one split per name that has rows (datasets cannot read back an empty one)."""
+    from datasets import Dataset, DatasetDict
+
+    rows: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    for t in transitions:
+        rows[splits[t.app]].append(to_row(t))
+    feats = features()
+    return DatasetDict({s: Dataset.from_list(r, features=feats) for s, r in rows.items() if r})
+
+
 def save_corpus(
     transitions: Sequence[Transition],
     out_dir: str | os.PathLike,
     splits: dict[str, str] | None = None,
+    on_step: Callable[[str], None] | None = None,
     **split_kw,
-) -> DatasetDict:
-    """Write a DatasetDict atomically: a crash leaves the old corpus or the new one, never half of one."""
+):
+    """Write a DatasetDict so that `out_dir` always holds a whole corpus: the old one or the new one.
+
+    `on_step(name)` is called after each step ("written", "old_moved", "swapped"); tests use it to
+    crash a save at each point.
+    """
     if not transitions:
         raise ValueError("no transitions to save")
     splits = splits or assign_splits({t.app for t in transitions}, **split_kw)
     missing = {t.app for t in transitions} - set(splits)
     if missing:
         raise ValueError(f"no split given for app(s): {', '.join(sorted(missing))}")
-    rows: dict[str, list[dict]] = {s: [] for s in SPLITS}
-    for t in transitions:
-        rows[splits[t.app]].append(to_row(t))
-    # an empty split cannot be read back by datasets, so only splits with rows are written
-    dd = DatasetDict({s: Dataset.from_list(r, features=FEATURES) for s, r in rows.items() if r})
+    dd = build_dataset(transitions, splits)
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise CorpusError(f"{out} is a file; give a folder path for the corpus")
+    step = on_step or (lambda _name: None)
+    clean_leftovers(out)
+    if out.is_dir() and not out.is_symlink():
+        _swap_real_folder(dd, out, step)
+    else:
+        _swap_link(dd, out, step)
+    return dd
+
+
+def _swap_real_folder(dd, out: Path, step) -> None:
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     dd.save_to_disk(str(tmp))
-    if out.exists():
-        out.rename(old)
+    step("written")
+    out.rename(old)
+    step("old_moved")
     tmp.rename(out)
+    step("swapped")
     shutil.rmtree(old, ignore_errors=True)
-    return dd
 
 
-def load_corpus(path: str | os.PathLike | None = None) -> DatasetDict:
-    """Load a saved corpus; the bundled default when `path` is None."""
-    p = Path(path) if path else DEFAULT_CORPUS
-    if not (p / "dataset_dict.json").is_file():
-        raise FileNotFoundError(f"{p} is not a corpus saved by `wm corpus build` (no dataset_dict.json)")
-    return load_from_disk(str(p))
+def _swap_link(dd, out: Path, step) -> None:
+    prefix = _VERSION_PREFIX.format(name=out.name)
+    version = out.with_name(f"{prefix}{time.time_ns()}-{os.getpid()}")
+    dd.save_to_disk(str(version))
+    step("written")
+    link = out.with_name(f".{out.name}.link-{os.getpid()}")
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(version.name)
+    previous = out.resolve() if out.is_symlink() else None
+    os.replace(link, out)  # the one atomic step: readers see the old target or the new one
+    step("swapped")
+    if previous is not None and previous != version and previous.name.startswith(prefix):
+        shutil.rmtree(previous, ignore_errors=True)
 
 
-def iter_transitions(ds: Dataset) -> Iterable[Transition]:
-    for row in ds:
-        yield from_row(row)
+def _stamp(name: str) -> int | None:
+    """The creation time (ns) in a version folder's name `.NAME.v-<ns>-<pid>`."""
+    parts = name.rsplit("-", 2)
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+def clean_leftovers(out: Path) -> list[Path]:
+    """Remove what interrupted saves of `out` left behind; returns what was removed.
+
+    A leftover of a live process is another save in progress and is kept. A crashed real-folder
+    swap (path missing, `.old`/`.tmp` present) is first finished, so the path holds a corpus again.
+    """
+    removed = []
+    if not out.exists() and not out.is_symlink():
+        for q, kind, pid in leftovers(out):
+            if kind == "tmp" and not _pid_alive(pid) and (q / COMPLETE_MARK).is_file():
+                q.rename(out)  # the new corpus was complete: finish the swap
+                break
+        else:
+            for q, kind, pid in leftovers(out):
+                if kind == "old" and not _pid_alive(pid) and (q / COMPLETE_MARK).is_file():
+                    q.rename(out)
+                    break
+    current = out.resolve() if out.is_symlink() else None
+    for q, _kind, pid in leftovers(out):
+        if not _pid_alive(pid):
+            shutil.rmtree(q, ignore_errors=True)
+            removed.append(q)
+    prefix = _VERSION_PREFIX.format(name=out.name)
+    cur_stamp = _stamp(current.name) if current is not None and current.name.startswith(prefix) else None
+    if out.parent.is_dir():
+        for q in out.parent.iterdir():
+            if q.name.startswith(f".{out.name}.link-") and q.is_symlink():
+                pid = q.name.rsplit("-", 1)[-1]
+                if pid.isdigit() and not _pid_alive(int(pid)):
+                    q.unlink()
+            if not q.name.startswith(prefix) or q == current:
+                continue
+            pid = q.name.rsplit("-", 1)[-1]
+            dead = pid.isdigit() and not _pid_alive(int(pid))
+            # a version older than the one in use was superseded (its saver died before removing it)
+            superseded = cur_stamp is not None and (_stamp(q.name) or 0) < cur_stamp
+            if dead or superseded:
+                shutil.rmtree(q, ignore_errors=True)
+                removed.append(q)
+    return removed

@@ -70,14 +70,34 @@ class Action:
             raise ValueError(f"action {t!r} needs x and y")
         for name in ("x", "y"):
             v = getattr(self, name)
-            if v is not None and (not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0):
-                raise ValueError(f"action {name}={v!r} must be a non-negative number")
+            if v is None:
+                continue
+            # bool is an int subclass: {"x": true} is a mistake, not the coordinate 1
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise ValueError(f"action {name}={v!r} must be a number, not {type(v).__name__}")
+            if not np.isfinite(v) or v < 0:
+                raise ValueError(f"action {name}={v!r} must be a finite, non-negative number")
+            if isinstance(v, np.generic):
+                object.__setattr__(self, name, v.item())
+        for name in ("direction", "text", "key", "app"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"action {name}={v!r} must be a string, not {type(v).__name__}")
         if t in ("swipe", "scroll") and self.direction not in DIRECTIONS:
             raise ValueError(f"action {t!r} needs direction in {DIRECTIONS}, got {self.direction!r}")
         if t == "type" and not isinstance(self.text, str):
             raise ValueError("action 'type' needs text")
         if t == "open_app" and not self.app:
             raise ValueError("action 'open_app' needs app")
+
+    def check_within(self, size: tuple[int, int] | None) -> Action:
+        """Raise ValueError unless the action's point lies on a screen of `size` (width, height) pixels."""
+        if size is None or self.x is None or self.y is None:
+            return self
+        w, h = size
+        if not (self.x <= w and self.y <= h):
+            raise ValueError(f"action point ({self.x:g}, {self.y:g}) is outside the {w}x{h} screen")
+        return self
 
     @property
     def finger_direction(self) -> str | None:
@@ -152,15 +172,37 @@ def png_data_url(image: Image.Image) -> str:
     return "data:image/png;base64," + base64.b64encode(png_bytes(image)).decode()
 
 
+# A screenshot larger than this is refused before it is decoded (a 4K tablet at 2x is ~35 Mpx).
+MAX_SCREEN_PIXELS = 40_000_000
+
+
+def _open_image(src, name: str) -> Image.Image:
+    """Decode an image file or bytes; ValueError naming `name` when it is not a usable image."""
+    try:
+        im = Image.open(src)
+        w, h = im.size
+        if w * h > MAX_SCREEN_PIXELS:
+            raise ValueError(
+                f"{name}: image is {w}x{h} = {w * h / 1e6:.0f} Mpx, over the {MAX_SCREEN_PIXELS / 1e6:.0f} Mpx limit"
+            )
+        return im.convert("RGB")
+    except (Image.DecompressionBombError, Image.UnidentifiedImageError) as e:
+        raise ValueError(f"{name}: not a readable PNG/JPEG image ({type(e).__name__})") from None
+    except OSError as e:  # truncated or corrupt pixel data
+        raise ValueError(f"{name}: image data is damaged ({e})") from None
+
+
 def _to_pil(image) -> Image.Image:
     if isinstance(image, Image.Image):
         return image.convert("RGB")
     if isinstance(image, np.ndarray):
         return Image.fromarray(image.astype(np.uint8)).convert("RGB")
     if isinstance(image, (bytes, bytearray)):
-        return Image.open(io.BytesIO(image)).convert("RGB")
+        return _open_image(io.BytesIO(image), "image bytes")
     if isinstance(image, (str, Path)):
-        return Image.open(image).convert("RGB")
+        if not Path(image).is_file():
+            raise ValueError(f"{image}: no such image file")
+        return _open_image(image, str(image))
     if isinstance(image, dict) and image.get("bytes"):
         return _to_pil(image["bytes"])
     raise TypeError(f"cannot make a screen image from {type(image).__name__}")
@@ -199,8 +241,24 @@ class Screen:
 
     @classmethod
     def from_path(cls, path: str | Path, html_path: str | Path | None = None, **kw) -> Screen:
-        html = Path(html_path).read_text(encoding="utf-8") if html_path else None
-        return cls(image=Image.open(path), html=html, **kw)
+        html = read_html(html_path) if html_path else None
+        return cls(image=path, html=html, **kw)
+
+
+def read_html(path: str | Path) -> str:
+    """An HTML file as text; ValueError when it is missing, empty or not text."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"{p}: no such HTML file")
+    data = p.read_bytes()
+    if not data.strip():
+        raise ValueError(f"{p}: the HTML file is empty")
+    if b"\x00" in data[:65536]:
+        raise ValueError(f"{p}: not an HTML file (binary data)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{p}: not UTF-8 text (byte {e.start})") from None
 
 
 @dataclass
@@ -215,6 +273,21 @@ class Transition:
     episode_id: str = ""
     step: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Query:
+    """One thing to imagine: the action taken on the screen, with the task's goal when known."""
+
+    screen: Screen
+    action: Action
+    goal: str | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.screen, Screen):
+            raise TypeError(f"screen must be a worldmodel Screen, got {type(self.screen).__name__}")
+        if not isinstance(self.action, Action):
+            raise TypeError(f"action must be a worldmodel Action, got {type(self.action).__name__}")
 
 
 @dataclass
