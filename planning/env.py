@@ -15,10 +15,8 @@ import numpy as np
 from gymnasium import spaces
 from PIL import Image
 
-from render import Renderer
-from worldmodel.backends import Backend, Query, load_backend
-from worldmodel.predict import predict_many
-from worldmodel.types import ACTION_TYPES, DIRECTIONS, Action, Screen, Transition
+from worldmodel import ACTION_TYPES, Action, Query, Renderer, Screen, Transition, WorldModel, as_world_model
+from worldmodel.types import DIRECTIONS
 
 from .scorers import goal_coverage
 
@@ -41,7 +39,7 @@ class ImaginedEnv(gym.Env):
     def __init__(
         self,
         starts: list[Transition],
-        world_model: str | Backend = "retrieval",
+        world_model: str | WorldModel = "retrieval",
         checker: TaskChecker = goal_text_checker,
         obs_size: tuple[int, int] = (128, 128),
         max_steps: int = 5,
@@ -51,7 +49,7 @@ class ImaginedEnv(gym.Env):
         if not starts:
             raise ValueError("ImaginedEnv needs at least one start transition")
         self.starts = starts
-        self.world_model = load_backend(world_model) if isinstance(world_model, str) else world_model
+        self.world_model = as_world_model(world_model, renderer)
         self.checker, self.obs_size, self.max_steps = checker, obs_size, max_steps
         self.renderer, self.render_mode = renderer, render_mode
         w, h = obs_size
@@ -109,7 +107,7 @@ class ImaginedEnv(gym.Env):
 
     def step(self, action):
         act = action if isinstance(action, Action) else self.to_action(action)
-        pred = predict_many([Query(self.screen, act, self.goal)], self.world_model, self.renderer)[0]
+        pred = self.world_model.predict_many([Query(self.screen, act, self.goal)])[0]
         self.steps += 1
         if pred.ok:
             self.screen = Screen(

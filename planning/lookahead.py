@@ -11,10 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from render import Renderer
-from worldmodel.backends import Backend, Query
-from worldmodel.predict import predict_many
-from worldmodel.types import Action, Prediction, Screen
+from worldmodel import Action, Prediction, Query, Renderer, Screen, WorldModel, as_world_model
 
 from .scorers import Scorer
 
@@ -58,7 +55,7 @@ def as_agent(fn: Callable[[Screen, str], Sequence]) -> Agent:
 class Lookahead:
     def __init__(
         self,
-        world_model: str | Backend,
+        world_model: str | WorldModel,
         scorer: Scorer,
         proposer: Agent | None = None,
         depth: int = 1,
@@ -72,7 +69,8 @@ class Lookahead:
             raise ValueError(f"depth ({depth}) and beam ({beam}) must be at least 1")
         if depth > 1 and proposer is None:
             raise ValueError("rolling out past one step needs a proposer for the later actions")
-        self.world_model, self.scorer, self.proposer = world_model, scorer, proposer
+        self.world_model = as_world_model(world_model, renderer)
+        self.scorer, self.proposer = scorer, proposer
         self.depth, self.beam, self.top_k = depth, beam, top_k
         self.confident_at, self.discount, self.renderer = confident_at, discount, renderer
         self.imagined_steps = 0
@@ -104,7 +102,7 @@ class Lookahead:
 
     def _imagine(self, pairs: list[tuple[Screen, Action]], goal: str) -> list[Prediction]:
         self.imagined_steps += len(pairs)
-        return predict_many([Query(s, a, goal) for s, a in pairs], self.world_model, self.renderer)
+        return self.world_model.predict_many([Query(s, a, goal) for s, a in pairs])
 
     def _rollout(self, screen: Screen, goal: str, depth: int) -> tuple[float | None, list[Prediction]]:
         """Best discounted score reachable in `depth` more imagined steps (beam search)."""

@@ -130,10 +130,10 @@ _BOXES_JS = """(() => {
     own = own.replace(/\\s+/g, ' ').trim();
     if (!own && !keep.has(tag) && !el.getAttribute('role')) continue;
     out.push({tag, text: own.slice(0, 200), x: r.left, y: r.top, w: r.width, h: r.height});
-    if (out.length >= %d) break;
+    if (out.length >= MAX_BOXES) break;
   }
   return out;
-})()""" % MAX_BOXES
+})()""".replace("MAX_BOXES", str(MAX_BOXES))
 
 
 class _Slot:

@@ -214,7 +214,8 @@ HOSTILE = [
 @pytest.mark.parametrize("scripts", [False, True])
 def test_ordinary_pages_stay_right_under_hostile_load(scripts):
     ordinary = [
-        f"<body style='margin:0;background:rgb({i * 5},{255 - i * 5},120)'><p>page {i}</p></body>" for i in range(36)
+        f"<body style='margin:0;background:rgb({i * 5},{255 - i * 5},120)'><p>page {i}</p></body>"
+        for i in range(36)
     ]
     with Renderer(pool_size=3, cache_size=0, timeout_s=3, allow_scripts=scripts) as r:
         solo = {h: r.render(h, VP).image for h in ordinary[:6]}

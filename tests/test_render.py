@@ -49,7 +49,7 @@ def test_cache_returns_same_pixels_without_rerendering(renderer):
 
 
 def test_infinite_loop_is_a_clear_timeout_and_renderer_recovers():
-    with Renderer(pool_size=1, timeout_s=2.0) as r:
+    with Renderer(pool_size=1, timeout_s=2.0, allow_scripts=True) as r:
         with pytest.raises(RenderError) as e:
             r.render("<script>while (true) {}</script>", VP)
         assert e.value.reason == "timeout"
@@ -58,7 +58,7 @@ def test_infinite_loop_is_a_clear_timeout_and_renderer_recovers():
 
 def test_huge_dom_built_by_script_times_out():
     js = "<body><script>for(;;){document.body.appendChild(document.createElement('div')).textContent='x'.repeat(5000)}</script>"
-    with Renderer(pool_size=1, timeout_s=2.0) as r:
+    with Renderer(pool_size=1, timeout_s=2.0, allow_scripts=True) as r:
         with pytest.raises(RenderError) as e:
             r.render(js, VP)
         assert e.value.reason == "timeout"
@@ -70,7 +70,8 @@ def test_50mb_html_is_refused_before_the_browser_sees_it(renderer):
     assert e.value.reason == "too_large" and "50000011 bytes" in str(e.value)
 
 
-def test_no_connection_leaves_the_page(renderer):
+@pytest.mark.parametrize("scripts", [False, True])
+def test_no_connection_leaves_the_page(scripts):
     """Not even a TCP connect: a listener on loopback must see nothing."""
     seen = []
     lsock = socket.socket()
@@ -96,9 +97,13 @@ def test_no_connection_leaves_the_page(renderer):
       new Image().src = "{url}/beacon"; setTimeout(() => location.href = "{url}/nav", 10);</script>
       <p>page</p></body></html>"""
     try:
-        renderer.render(html, VP)
-        time.sleep(1.0)  # give a late navigation the chance to fire
-        renderer.render("<p>later</p>", VP)
+        with Renderer(pool_size=1, timeout_s=4.0, allow_scripts=scripts) as renderer:
+            try:
+                renderer.render(html, VP)
+            except RenderError as e:  # with scripts, its own navigation makes the render fail
+                assert scripts and "navigated" in str(e)
+            time.sleep(1.0)  # give a late navigation the chance to fire
+            renderer.render("<p>later</p>", VP)
     finally:
         stop.set()
         t.join()
@@ -149,7 +154,7 @@ def test_crashed_browser_is_restarted_and_batch_completes():
 
 
 def test_batch_reports_each_failure_in_its_slot():
-    with Renderer(pool_size=2, timeout_s=2.0) as r:
+    with Renderer(pool_size=2, timeout_s=2.0, allow_scripts=True) as r:
         out = r.render_many([("<p>a</p>", VP), ("<script>for(;;){}</script>", VP), ("<p>c</p>", VP)])
     assert isinstance(out[1], RenderError) and out[1].reason == "timeout"
     assert out[0].boxes[0].text == "a" and out[2].boxes[0].text == "c"
@@ -169,25 +174,20 @@ def test_cli_render_writes_png(tmp_path):
     page = tmp_path / "p.html"
     page.write_text("<body style='background:#00f'><h1>Hello</h1></body>")
     out = tmp_path / "out.png"
-    from typer.testing import CliRunner
+    from wmcli import main
 
-    from worldmodel.cli import app
-
-    res = CliRunner().invoke(app, ["render", str(page), "-o", str(out), "--width", "120", "--height", "80"])
-    assert res.exit_code == 0, res.output
+    assert main(["render", str(page), "-o", str(out), "--width", "120", "--height", "80"]) == 0
     from PIL import Image
 
     img = Image.open(out)
     assert img.size == (120, 80) and img.getpixel((110, 70))[:3] == (0, 0, 255)
 
 
-def test_cli_render_reports_timeout(tmp_path):
+def test_cli_render_reports_timeout(tmp_path, capsys):
     page = tmp_path / "loop.html"
     page.write_text("<script>while(1){}</script>")
-    from typer.testing import CliRunner
+    from wmcli import main
 
-    from worldmodel.cli import app
-
-    res = CliRunner().invoke(app, ["render", str(page), "-o", str(tmp_path / "x.png"), "--timeout", "1.5"])
-    assert res.exit_code == 2
-    assert "timeout" in res.output and not (tmp_path / "x.png").exists()
+    rc = main(["render", str(page), "-o", str(tmp_path / "x.png"), "--timeout", "1.5", "--scripts"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "timeout" in err[0] and not (tmp_path / "x.png").exists()

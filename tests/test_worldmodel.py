@@ -11,10 +11,10 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from corpus.store import iter_transitions, load_corpus
+from wmcli import app as cli
 from worldmodel import Action, Screen, predict_next
 from worldmodel.backends import load_backend
 from worldmodel.backends.hf import TransformersBackend
-from worldmodel.cli import app as cli
 from worldmodel.extract import extract_html, root_size
 from worldmodel.prompt import build_messages, draw_action
 from worldmodel.tiny import build_tiny

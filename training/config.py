@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass, field, replace
+
+from worldmodel.prompt import MAX_HTML_CHARS
 
 
 @dataclass
@@ -29,7 +32,7 @@ class TrainConfig:
     # Offer the current screen's HTML in the prompt. Off for tiny: on a CPU the prompt would
     # cost more tokens than the target the model can afford to learn.
     with_html: bool = False
-    max_prompt_html_chars: int = 6000
+    max_prompt_html_chars: int = MAX_HTML_CHARS
     max_train_examples: int = 0  # 0 = all
     # stage 1: SFT
     sft_steps: int = 120
@@ -86,4 +89,5 @@ def preset(name: str, **overrides) -> TrainConfig:
     unknown = set(overrides) - set(TrainConfig.__dataclass_fields__)
     if unknown:
         raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
-    return replace(PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})
+    # a deep copy: changing the returned config (its reward weights too) never changes the preset
+    return replace(copy.deepcopy(PRESETS[name]), **{k: v for k, v in overrides.items() if v is not None})

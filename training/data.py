@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datasets import Dataset
 
-from corpus.store import from_row
-from worldmodel.prompt import build_messages
+from worldmodel.dataset import from_row
+from worldmodel.prompt import MAX_HTML_CHARS, build_messages
 
 
-def to_examples(ds, with_html: bool = True, html_chars: int = 6000, limit: int = 0) -> list[dict]:
+def to_examples(ds, with_html: bool = True, html_chars: int = MAX_HTML_CHARS, limit: int = 0) -> list[dict]:
     """One example per transition, in trl's conversational prompt-completion layout.
 
     The extra columns (next screen, current screen, action, size) are what the

@@ -1,8 +1,9 @@
 """Render-aware rewards in trl's shape: `(prompts, completions, **kwargs) -> list[float]`.
 
-Each completion is rendered once (the renderer's content cache serves the
-other rewards), so R_sem, R_act and R_format all judge the same pixels. A
-completion that does not render gets the lowest reward, never an exception.
+The three rewards of one GRPO step share one `SharedRenders`: each completion is extracted and
+rendered once, its pixels decoded once, and the reference screenshots decoded once, so R_sem,
+R_act and R_format all judge the same pixels for the price of one. A completion that does not
+render gets the lowest reward, never an exception.
 """
 
 from __future__ import annotations
@@ -28,22 +29,52 @@ def completion_text(c) -> str:
     return ""
 
 
-class _RenderedReward:
+class SharedRenders:
+    """The last batch's extracted documents, renders and decoded references, shared by the rewards."""
+
     def __init__(self, renderer: Renderer | None = None):
         self._renderer = renderer
+        self._key = None
+        self._value: list[tuple[str, bool, RenderResult | None]] = []
+        self._refs: dict[int, np.ndarray] = {}
 
     @property
     def renderer(self) -> Renderer:
         return self._renderer or default_renderer()
 
+    def renders(self, completions, width, height, scale) -> list[tuple[str, bool, RenderResult | None]]:
+        texts = [completion_text(c) for c in completions]
+        key = (tuple(texts), tuple(width), tuple(height), tuple(scale))
+        if key != self._key:
+            docs = [extract_html(t) for t in texts]
+            items = [
+                (h, Viewport(int(w), int(hh), float(s)))
+                for (h, _), w, hh, s in zip(docs, width, height, scale)
+            ]
+            results = self.renderer.render_many(items)
+            self._value = [
+                (h, r, None if isinstance(res, RenderError) else res) for (h, r), res in zip(docs, results)
+            ]
+            self._key, self._refs = key, {}
+        return self._value
+
+    def ref(self, i: int, value) -> np.ndarray:
+        """Reference image i of the current batch, decoded once."""
+        if i not in self._refs:
+            self._refs[i] = to_array(value)
+        return self._refs[i]
+
+
+class _RenderedReward:
+    def __init__(self, renderer: Renderer | None = None, shared: SharedRenders | None = None):
+        self.shared = shared or SharedRenders(renderer)
+
+    @property
+    def renderer(self) -> Renderer:
+        return self.shared.renderer
+
     def _render_all(self, completions, width, height, scale) -> list[tuple[str, bool, RenderResult | None]]:
-        docs, items = [], []
-        for c, w, h, s in zip(completions, width, height, scale):
-            html, repaired = extract_html(completion_text(c))
-            docs.append((html, repaired))
-            items.append((html, Viewport(int(w), int(h), float(s))))
-        results = self.renderer.render_many(items)
-        return [(h, r, None if isinstance(res, RenderError) else res) for (h, r), res in zip(docs, results)]
+        return self.shared.renders(completions, width, height, scale)
 
 
 class SemanticReward(_RenderedReward):
@@ -51,8 +82,14 @@ class SemanticReward(_RenderedReward):
 
     __name__ = "r_sem"
 
-    def __init__(self, renderer: Renderer | None = None, ssim_share: float = 1.0, lpips: LPIPS | None = None):
-        super().__init__(renderer)
+    def __init__(
+        self,
+        renderer: Renderer | None = None,
+        ssim_share: float = 1.0,
+        lpips: LPIPS | None = None,
+        shared: SharedRenders | None = None,
+    ):
+        super().__init__(renderer, shared)
         self.ssim_share = ssim_share
         self.lpips = lpips
         if ssim_share < 1.0 and lpips is None:
@@ -63,11 +100,12 @@ class SemanticReward(_RenderedReward):
 
     def __call__(self, prompts, completions, next_screen, width, height, scale, **kw) -> list[float]:
         out = []
-        for (_, _, res), ref in zip(self._render_all(completions, width, height, scale), next_screen):
+        rendered = self._render_all(completions, width, height, scale)
+        for i, ((_, _, res), ref) in enumerate(zip(rendered, next_screen)):
             if res is None:
                 out.append(0.0)
                 continue
-            ref = to_array(ref)
+            ref = self.shared.ref(2 * i, ref)
             v = self.ssim_share * max(0.0, ssim(res.image, ref))
             if self.lpips is not None and self.ssim_share < 1.0:
                 v += (1 - self.ssim_share) * max(0.0, 1.0 - self.lpips(res.image, ref))
@@ -102,12 +140,12 @@ class ActionReward(_RenderedReward):
     ) -> list[float]:
         out = []
         rendered = self._render_all(completions, width, height, scale)
-        for (html, _, res), cur, nxt, a in zip(rendered, screen, next_screen, action):
+        for i, ((html, _, res), cur, nxt, a) in enumerate(zip(rendered, screen, next_screen, action)):
             if res is None:
                 out.append(0.0)
                 continue
             act = Action.from_json(a) if isinstance(a, str) else a
-            cur, nxt, pred = to_array(cur), to_array(nxt), res.image
+            cur, nxt, pred = self.shared.ref(2 * i + 1, cur), self.shared.ref(2 * i, nxt), res.image
             if pred.shape != cur.shape:
                 pred = np.asarray(Image.fromarray(pred).resize((cur.shape[1], cur.shape[0])))
             parts = [1.0 - abs(_changed(cur, nxt) - _changed(cur, pred))]
@@ -149,4 +187,10 @@ class FormatReward(_RenderedReward):
 
 
 def reward_functions(renderer: Renderer | None = None, ssim_share: float = 1.0):
-    return [SemanticReward(renderer, ssim_share), ActionReward(renderer), FormatReward(renderer)]
+    """R_sem, R_act, R_format sharing one batch of renders."""
+    shared = SharedRenders(renderer)
+    return [
+        SemanticReward(ssim_share=ssim_share, shared=shared),
+        ActionReward(shared=shared),
+        FormatReward(shared=shared),
+    ]

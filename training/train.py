@@ -13,7 +13,8 @@ from pathlib import Path
 
 import torch
 
-from corpus.store import load_corpus
+from worldmodel.dataset import load_corpus, row_action
+from worldmodel.device import on_cpu, resolve_device, resolve_dtype
 
 from .config import TrainConfig
 from .data import grpo_dataset, sft_dataset, to_examples
@@ -21,7 +22,7 @@ from .rewards import reward_functions
 
 
 def _cpu(cfg: TrainConfig) -> bool:
-    return cfg.device == "cpu" or (cfg.device == "auto" and not torch.cuda.is_available())
+    return on_cpu(cfg.device)
 
 
 def _common_args(cfg: TrainConfig) -> dict:
@@ -57,7 +58,7 @@ def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
     out = Path(cfg.output_dir) / "init"
     if (out / "config.json").is_file():
         return out
-    texts = [r["next_html"] for r in train_ds] + [r["goal"] + " " + r["action"] for r in train_ds]
+    texts = [r["next_html"] for r in train_ds] + [r["goal"] + " " + row_action(r).to_json() for r in train_ds]
     from worldmodel.prompt import CONTRACT, SYSTEM
 
     texts += [SYSTEM, CONTRACT] * 20
@@ -67,12 +68,9 @@ def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
 def _load(path: Path, cfg: TrainConfig):
     from transformers import AutoModelForImageTextToText
 
-    from worldmodel.backends.hf import DTYPES
     from worldmodel.processor import load_processor
 
-    dtype = DTYPES[cfg.dtype]
-    if dtype == "auto":
-        dtype = torch.float32 if _cpu(cfg) else torch.bfloat16
+    dtype = resolve_dtype(cfg.dtype, resolve_device(cfg.device))
     model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype)
     return model, load_processor(path)
 

@@ -1,13 +1,36 @@
-"""A renderable-code GUI world model: predict the next screen as HTML, then render it."""
+"""A renderable-code GUI world model: predict the next screen as HTML, then render it.
 
-from .types import ACTION_TYPES, Action, Prediction, Screen, Transition
+Everything a user needs is importable from here: the typed records, the WorldModel object,
+the one-line `predict_next`, the corpus loader and the renderer types.
+"""
 
+from render import Renderer, RenderError, Viewport
 
-def predict_next(*args, **kwargs):
-    """See worldmodel.predict.predict_next (imported lazily: it starts the renderer)."""
-    from .predict import predict_next as _p
+from .dataset import CorpusError, iter_transitions, load_corpus
+from .model import WorldModel, as_world_model
+from .predict import clear_cache, predict_many, predict_next
+from .spec import ModelSpec, SpecError, parse_spec
+from .types import ACTION_TYPES, Action, Prediction, Query, Screen, Transition
 
-    return _p(*args, **kwargs)
-
-
-__all__ = ["ACTION_TYPES", "Action", "Prediction", "Screen", "Transition", "predict_next"]
+__all__ = [
+    "ACTION_TYPES",
+    "Action",
+    "CorpusError",
+    "ModelSpec",
+    "Prediction",
+    "Query",
+    "RenderError",
+    "Renderer",
+    "Screen",
+    "SpecError",
+    "Transition",
+    "Viewport",
+    "WorldModel",
+    "as_world_model",
+    "clear_cache",
+    "iter_transitions",
+    "load_corpus",
+    "parse_spec",
+    "predict_many",
+    "predict_next",
+]

@@ -7,43 +7,49 @@ from pathlib import Path
 
 import typer
 
+from .predict_cli import MODEL_HELP, parse_model
+
 
 def eval_command(
-    model: list[str] = typer.Option(
-        ["copy", "retrieval"],
-        "--model",
-        "-m",
-        help="backend spec, repeatable: copy, retrieval, hf:PATH, a checkpoint folder, openai:URL#MODEL",
-    ),
+    model: list[str] = typer.Option(["copy", "retrieval"], "--model", "-m", help=f"repeatable: {MODEL_HELP}"),
     corpus: Path = typer.Option(None, help="corpus folder (default: the bundled corpus)"),
     split: str = typer.Option("test"),
-    limit: int = typer.Option(0, help="evaluate the first N transitions (0 = all)"),
+    limit: int = typer.Option(0, min=0, help="evaluate the first N transitions (0 = all)"),
     out: Path = typer.Option(
-        Path("runs/eval"), "-o", "--out", help="folder for report.html and figures.json"
+        Path("runs/eval"), "-o", "--out", file_okay=False, help="folder for report.html and figures.json"
     ),
     device: str = typer.Option("auto", help="for hf backends: cpu, cuda, cuda:1, auto"),
-    max_new_tokens: int = typer.Option(1024, help="for hf backends"),
+    max_new_tokens: int = typer.Option(1024, min=1, help="for hf backends"),
 ) -> None:
     """Render each backend's predictions and score them; writes a side-by-side report."""
-    from corpus.store import iter_transitions, load_corpus
     from render import Renderer
 
-    from .backends import load_backend
+    from .backends.base import load_stage
+    from .dataset import CorpusError, iter_transitions, load_corpus
     from .evaluate import evaluate
 
-    dd = load_corpus(corpus)
+    specs = [parse_model(m) for m in model]
+    try:
+        dd = load_corpus(corpus)
+    except CorpusError as e:
+        raise typer.BadParameter(str(e), param_hint="--corpus") from None
     if split not in dd:
-        raise typer.BadParameter(f"split {split!r} not in corpus (has {', '.join(dd)})")
+        raise typer.BadParameter(f"split {split!r} not in corpus (has {', '.join(dd)})", param_hint="--split")
     ds = dd[split]
     if limit:
         ds = ds.select(range(min(limit, len(ds))))
-    transitions = list(iter_transitions(ds))
+    skipped: list[str] = []
+    transitions = list(iter_transitions(ds, skipped))
+    for s in skipped:
+        typer.echo(f"skipped a bad record: {s}", err=True)
     backends = {}
-    for spec in model:
-        hf = spec.startswith("hf:") or Path(spec).is_dir()
-        kw = {"device": device, "max_new_tokens": max_new_tokens} if hf else {}
-        # retrieval looks up the same corpus' training split unless told otherwise
-        backends[spec] = load_backend(f"retrieval:{corpus}" if spec == "retrieval" and corpus else spec, **kw)
+    for name, spec in zip(model, specs):
+        if len(spec.stages) != 1:
+            raise typer.BadParameter(f"{name!r}: wm eval takes single-stage models", param_hint="--model")
+        stage = spec.first
+        if stage.kind == "retrieval" and not stage.arg and corpus:
+            stage = type(stage)("retrieval", str(corpus))  # look up this corpus' training split
+        backends[name] = load_stage(stage, device=device, max_new_tokens=max_new_tokens)
     with Renderer() as r:
         figures = evaluate(backends, transitions, r, out)
     typer.echo(json.dumps(figures, indent=2))

@@ -13,9 +13,9 @@ import numpy as np
 from render import Renderer, RenderError
 from render.metrics import LPIPS, MetricUnavailable, element_f1, ssim, text_f1
 
-from .backends import Backend, Query
-from .predict import predict_many
-from .types import Transition
+from .backends import Backend
+from .model import WorldModel
+from .types import Query, Transition
 
 
 def _mean(xs):
@@ -66,7 +66,9 @@ def evaluate(
         per = {k: [] for k in ("ssim", "lpips", "text_f1", "element_f1", "latency_s", "failed", "gain")}
         for s in range(0, len(transitions), batch):
             chunk = transitions[s : s + batch]
-            preds = predict_many([Query(t.screen, t.action, t.goal) for t in chunk], backend, renderer)
+            preds = WorldModel(backend, renderer).predict_many(
+                [Query(t.screen, t.action, t.goal) for t in chunk]
+            )
             for j, (t, p) in enumerate(zip(chunk, preds)):
                 i = s + j
                 per["latency_s"].append(p.timings["generate_s"] + p.timings["render_s"])

@@ -1,73 +1,63 @@
-"""predict_next: imagine the next screen as HTML, and render it."""
+"""predict_next: the one-line convenience over WorldModel, with a small cache you can clear.
+
+Loading a model can take minutes, so the convenience call keeps the last few WorldModels it
+loaded (at most MAX_CACHED, least recently used dropped and closed). Hold a WorldModel yourself
+when you want to control its lifetime.
+"""
 
 from __future__ import annotations
 
-import time
+import threading
+from collections import OrderedDict
 
-from render import Renderer, RenderError, default_renderer
+from render import Renderer
 
-from .backends import Backend, Query, load_backend
-from .extract import extract_html
-from .types import Action, Prediction, Screen
+from .model import WorldModel, as_world_model
+from .spec import ModelSpec, parse_spec
+from .types import Action, Prediction, Query, Screen
 
-_loaded: dict[str, Backend] = {}
+MAX_CACHED = 2
+_cache: OrderedDict[tuple[str, int], WorldModel] = OrderedDict()
+_cache_lock = threading.Lock()
 
 
-def _backend(model: str | Backend) -> Backend:
-    if not isinstance(model, str):
+def clear_cache() -> None:
+    """Close and forget every WorldModel that predict_next loaded."""
+    with _cache_lock:
+        while _cache:
+            _cache.popitem(last=False)[1].close()
+
+
+def _model(model: str | ModelSpec | WorldModel, renderer: Renderer | None) -> WorldModel:
+    if isinstance(model, WorldModel):
         return model
-    if model not in _loaded:
-        _loaded[model] = load_backend(model)
-    return _loaded[model]
+    if not isinstance(model, (str, ModelSpec)):
+        return as_world_model(model, renderer)  # a bare backend object: cheap to wrap, not cached
+    key = (str(parse_spec(model)), id(renderer) if renderer is not None else 0)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+        wm = WorldModel.load(model, renderer)
+        _cache[key] = wm
+        while len(_cache) > MAX_CACHED:
+            _cache.popitem(last=False)[1].close()
+        return wm
 
 
 def predict_next(
     screen: Screen,
     action: Action,
     goal: str | None = None,
-    model: str | Backend = "retrieval",
+    model: str | ModelSpec | WorldModel = "retrieval",
     renderer: Renderer | None = None,
 ) -> Prediction:
     """The world model's next screen after `action` on `screen`, as HTML and as rendered pixels."""
-    return predict_many([Query(screen, action, goal)], model, renderer)[0]
+    return _model(model, renderer).predict(screen, action, goal)
 
 
 def predict_many(
-    queries: list[Query], model: str | Backend = "retrieval", renderer: Renderer | None = None
+    queries: list[Query], model: str | ModelSpec | WorldModel = "retrieval", renderer: Renderer | None = None
 ) -> list[Prediction]:
     """Batch version: one generation call and one concurrent render batch."""
-    for q in queries:
-        if not isinstance(q.screen, Screen):
-            raise TypeError(f"screen must be a worldmodel Screen, got {type(q.screen).__name__}")
-        if not isinstance(q.action, Action):
-            raise TypeError(f"action must be a worldmodel Action, got {type(q.action).__name__}")
-    backend = _backend(model)
-    renderer = renderer or default_renderer()
-    t0 = time.perf_counter()
-    completions = backend.complete(queries)
-    gen_s = (time.perf_counter() - t0) / max(1, len(queries))
-    docs = [extract_html(c) for c in completions]
-    t1 = time.perf_counter()
-    results = renderer.render_many([(h, q.screen.viewport()) for (h, _), q in zip(docs, queries)])
-    render_s = (time.perf_counter() - t1) / max(1, len(queries))
-    out = []
-    for (html, repaired), c, res in zip(docs, completions, results):
-        failed = isinstance(res, RenderError)
-        out.append(
-            Prediction(
-                html=html,
-                image=None if failed else _pil(res),
-                completion=c,
-                render_error=str(res) if failed else None,
-                timings={"generate_s": gen_s, "render_s": render_s},
-                repaired=repaired,
-                boxes=[] if failed else res.boxes,
-            )
-        )
-    return out
-
-
-def _pil(res):
-    from PIL import Image
-
-    return Image.fromarray(res.image)
+    return _model(model, renderer).predict_many(queries)

@@ -2,42 +2,69 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
+
+MODEL_HELP = "copy, retrieval[:CORPUS], hf:PATH, a checkpoint folder, openai:URL#MODEL (A+B composes)"
+
+
+def parse_model(spec: str, param_hint: str = "--model"):
+    """A model spec, or a usage error naming the flag."""
+    from .spec import SpecError, parse_spec
+
+    try:
+        return parse_spec(spec)
+    except SpecError as e:
+        raise typer.BadParameter(str(e), param_hint=param_hint) from None
 
 
 def predict_command(
     screen: Path = typer.Option(..., exists=True, dir_okay=False, help="current screenshot (PNG/JPEG)"),
     action: str = typer.Option(..., help='action JSON, e.g. \'{"type": "tap", "x": 120, "y": 300}\''),
-    out: Path = typer.Option(..., "-o", "--out", help="next-screen HTML to write; the PNG goes beside it"),
+    out: Path = typer.Option(
+        ..., "-o", "--out", dir_okay=False, help="next-screen HTML to write; the PNG goes beside it"
+    ),
     html: Path = typer.Option(None, exists=True, dir_okay=False, help="current screen's HTML, if known"),
     goal: str = typer.Option(None),
-    model: str = typer.Option(
-        "retrieval", help="copy, retrieval[:CORPUS], hf:PATH, a checkpoint folder, openai:URL#MODEL"
-    ),
-    scale: float = typer.Option(1.0, help="device scale factor of the screenshot"),
+    model: str = typer.Option("retrieval", help=MODEL_HELP),
+    scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor of the screenshot"),
 ) -> None:
     """Predict the screen after ACTION on SCREEN."""
-    from render import Renderer
+    from .model import WorldModel
+    from .types import Action, Screen, read_html
 
-    from .predict import predict_next
-    from .types import Action, Screen
-
+    spec = parse_model(model)
     try:
-        act = Action.from_json(action)
+        s = Screen(screen, device_scale_factor=scale)
     except ValueError as e:
-        raise typer.BadParameter(str(e), param_hint="--action") from e
-    s = Screen.from_path(screen, html, device_scale_factor=scale)
-    with Renderer(pool_size=1) as r:
-        p = predict_next(s, act, goal, model=model, renderer=r)
+        raise typer.BadParameter(str(e), param_hint="--screen") from None
+    if html is not None:
+        try:
+            s.html = read_html(html)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--html") from None
+    try:
+        act = Action.from_json(action).check_within(s.size)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--action") from None
+    with WorldModel.load(spec) as wm:
+        p = wm.predict(s, act, goal)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(p.html, encoding="utf-8")
+    _atomic_write(out, p.html.encode("utf-8"))
     if not p.ok:
-        typer.echo(f"wrote {out}; render failed: {p.render_error}", err=True)
-        raise typer.Exit(1)
+        raise RuntimeError(f"wrote {out}, but it did not render: {p.render_error}")
     png = out.with_suffix(".png")
-    p.image.save(png)
+    from .types import png_bytes
+
+    _atomic_write(png, png_bytes(p.image))
     typer.echo(
         f"wrote {out} and {png} ({p.timings['generate_s']:.2f}s generate, {p.timings['render_s']:.2f}s render)"
     )
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_bytes(data)
+    tmp.replace(path)

@@ -1,5 +1,6 @@
 """World-model backends: anything that turns (screen, action, goal) into next-screen HTML."""
 
-from .base import Backend, Query, load_backend
+from ..types import Query
+from .base import Backend, load_backend, load_stage
 
-__all__ = ["Backend", "Query", "load_backend"]
+__all__ = ["Backend", "Query", "load_backend", "load_stage"]

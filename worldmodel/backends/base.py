@@ -1,19 +1,14 @@
-"""The one interface every backend implements, and how a model spec names one."""
+"""The one interface every backend implements, and how a parsed model spec becomes one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+import inspect
 from typing import Protocol, runtime_checkable
 
-from ..types import Action, Screen
+from ..spec import BackendSpec, SpecError, parse_spec
+from ..types import Query
 
-
-@dataclass
-class Query:
-    screen: Screen
-    action: Action
-    goal: str | None = None
+__all__ = ["Backend", "Query", "load_backend", "load_stage"]
 
 
 @runtime_checkable
@@ -21,34 +16,52 @@ class Backend(Protocol):
     name: str
 
     def complete(self, queries: list[Query]) -> list[str]:
-        """One raw completion (ideally an HTML document) per query."""
+        """One raw completion (ideally an HTML document) per query, generated as one batch."""
         ...
 
 
-def load_backend(spec: str | Backend, **kw) -> Backend:
-    """Name a backend: `copy`, `retrieval[:CORPUS]`, `hf:PATH` (or a checkpoint folder), `openai:URL#MODEL`."""
-    if not isinstance(spec, str):
-        return spec
-    kind, _, arg = spec.partition(":")
-    if spec.startswith(("http://", "https://")):
-        kind, arg = "openai", spec
+def _backend_class(kind: str):
     if kind == "copy":
         from .copy import CopyBackend
 
-        return CopyBackend()
+        return CopyBackend
     if kind == "retrieval":
         from .retrieval import RetrievalBackend
 
-        return RetrievalBackend.from_corpus(arg or None, **kw)
+        return RetrievalBackend
     if kind == "openai":
         from .openai import OpenAIBackend
 
-        url, _, model = arg.partition("#")
-        return OpenAIBackend(url, model or "default", **kw)
-    if kind == "hf" or Path(spec).is_dir():
-        from .hf import TransformersBackend
+        return OpenAIBackend
+    from .hf import TransformersBackend
 
-        return TransformersBackend(arg if kind == "hf" else spec, **kw)
-    raise ValueError(
-        f"unknown model {spec!r}: use copy, retrieval[:CORPUS], hf:PATH, a checkpoint folder, or openai:URL#MODEL"
-    )
+    return TransformersBackend
+
+
+def option_names(kind: str) -> set[str]:
+    """Keyword options a backend kind accepts (device, dtype, max_new_tokens, api_key, ...)."""
+    cls = _backend_class(kind)
+    init = cls.from_spec if hasattr(cls, "from_spec") else cls.__init__
+    return {
+        n
+        for n, p in inspect.signature(init).parameters.items()
+        if p.kind == p.KEYWORD_ONLY
+        or (p.kind == p.POSITIONAL_OR_KEYWORD and n not in ("self", "cls", "spec"))
+    }
+
+
+def load_stage(stage: BackendSpec, **options) -> Backend:
+    """Build one backend; options it does not take are ignored (the caller checks for unused ones)."""
+    cls = _backend_class(stage.kind)
+    kw = {k: v for k, v in options.items() if k in option_names(stage.kind)}
+    return cls.from_spec(stage, **kw)
+
+
+def load_backend(spec, **options) -> Backend:
+    """A single-stage spec (or a Backend, returned as is) as a Backend."""
+    if not isinstance(spec, str) and not hasattr(spec, "stages"):
+        return spec
+    ms = parse_spec(spec)
+    if len(ms.stages) != 1:
+        raise SpecError(f"model {spec!r} has {len(ms.stages)} stages; load it with WorldModel.load")
+    return load_stage(ms.first, **options)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from .base import Query
+from ..types import Query
 
 
 class CopyBackend:
     name = "copy"
+
+    @classmethod
+    def from_spec(cls, spec=None) -> CopyBackend:
+        return cls()
 
     def complete(self, queries: list[Query]) -> list[str]:
         out = []

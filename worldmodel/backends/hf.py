@@ -1,21 +1,18 @@
-"""A local transformers VLM (Qwen-VL family) loaded from a path; device and dtype are configuration."""
+"""A local transformers VLM (Qwen-VL family) loaded from a path; device and dtype are configuration.
+
+A batch of queries is one `generate` call: prompts are left-padded so every row's new tokens
+start at the same column.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
+from ..device import resolve_device, resolve_dtype
 from ..prompt import build_messages
-from .base import Query
+from ..types import Query
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "auto": "auto"}
-
-
-def pick_device(device: str = "auto") -> str:
-    if device != "auto":
-        return device
-    return "cuda" if torch.cuda.is_available() else "cpu"
+DEFAULT_MAX_NEW_TOKENS = 2048
 
 
 class TransformersBackend:
@@ -24,9 +21,10 @@ class TransformersBackend:
         path: str | Path,
         device: str = "auto",
         dtype: str = "auto",
-        max_new_tokens: int = 2048,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 0.0,
         with_html: bool = True,
+        batch_size: int = 8,
         model=None,
         processor=None,
     ):
@@ -39,31 +37,60 @@ class TransformersBackend:
             raise FileNotFoundError(
                 f"no model checkpoint at {p} (expected config.json): models load from local paths only"
             )
+        if batch_size < 1 or max_new_tokens < 1:
+            raise ValueError("batch_size and max_new_tokens must be >= 1")
         self.name = f"hf:{p.name}"
-        self.device = pick_device(device)
-        if dtype not in DTYPES:
-            raise ValueError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
-        torch_dtype = DTYPES[dtype]
-        if torch_dtype == "auto":
-            torch_dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+        self.device = resolve_device(device)
+        torch_dtype = resolve_dtype(dtype, self.device)
         self.model = model or AutoModelForImageTextToText.from_pretrained(p, dtype=torch_dtype).to(
             self.device
         )
         self.model.eval()
         self.processor = processor or load_processor(p)
+        self.processor.tokenizer.padding_side = "left"
+        if self.processor.tokenizer.pad_token is None:
+            self.processor.tokenizer.pad_token = self.processor.tokenizer.eos_token
         self.max_new_tokens, self.temperature, self.with_html = max_new_tokens, temperature, with_html
+        self.batch_size = batch_size
 
-    @torch.no_grad()
+    @classmethod
+    def from_spec(
+        cls,
+        spec,
+        device: str = "auto",
+        dtype: str = "auto",
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        temperature: float = 0.0,
+        with_html: bool = True,
+        batch_size: int = 8,
+    ) -> TransformersBackend:
+        return cls(spec.arg, device, dtype, max_new_tokens, temperature, with_html, batch_size)
+
     def complete(self, queries: list[Query]) -> list[str]:
-        out = []
+        out: list[str] = []
+        for i in range(0, len(queries), self.batch_size):
+            out += self._generate(queries[i : i + self.batch_size])
+        return out
+
+    def _generate(self, queries: list[Query]) -> list[str]:
+        import torch
+
+        texts, images = [], []
         for q in queries:
             messages, image = build_messages(q.screen, q.action, q.goal, self.with_html)
-            text = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            inputs = self.processor(text=[text], images=[image], return_tensors="pt").to(self.device)
-            gen = dict(max_new_tokens=self.max_new_tokens, do_sample=self.temperature > 0)
-            if self.temperature > 0:
-                gen["temperature"] = self.temperature
+            texts.append(
+                self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            )
+            images.append(image)
+        inputs = self.processor(text=texts, images=images, padding=True, return_tensors="pt").to(self.device)
+        gen = dict(
+            max_new_tokens=self.max_new_tokens,
+            do_sample=self.temperature > 0,
+            pad_token_id=self.processor.tokenizer.pad_token_id,
+        )
+        if self.temperature > 0:
+            gen["temperature"] = self.temperature
+        with torch.no_grad():
             ids = self.model.generate(**inputs, **gen)
-            new = ids[0, inputs["input_ids"].shape[1] :]
-            out.append(self.processor.tokenizer.decode(new, skip_special_tokens=True))
-        return out
+        new = ids[:, inputs["input_ids"].shape[1] :]
+        return self.processor.tokenizer.batch_decode(new, skip_special_tokens=True)

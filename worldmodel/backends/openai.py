@@ -1,14 +1,25 @@
-"""Any OpenAI-compatible chat endpoint (vLLM, SGLang, hosted APIs) as a world model."""
+"""Any OpenAI-compatible chat endpoint (vLLM, SGLang, hosted APIs) as a world model; a batch goes concurrently."""
 
 from __future__ import annotations
 
-import os
-
-import httpx
-
+from ..chat import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, ChatClient
 from ..prompt import build_messages
-from ..types import png_data_url
-from .base import Query
+from ..types import Query, png_data_url
+
+
+def chat_messages(messages: list[dict], image) -> list[dict]:
+    """The prompt's messages with its one image slot filled as a data URL, as the chat API wants."""
+    url = png_data_url(image)
+    return [
+        {
+            "role": m["role"],
+            "content": [
+                {"type": "image_url", "image_url": {"url": url}} if c["type"] == "image" else c
+                for c in m["content"]
+            ],
+        }
+        for m in messages
+    ]
 
 
 class OpenAIBackend:
@@ -21,47 +32,21 @@ class OpenAIBackend:
         temperature: float = 0.0,
         timeout_s: float = 300.0,
         with_html: bool = True,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        retries: int = DEFAULT_RETRIES,
     ):
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"OpenAI-compatible base URL must start with http(s)://, got {base_url!r}")
         self.name = f"openai:{model}"
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model, self.max_tokens, self.temperature, self.with_html = (
-            model,
-            max_tokens,
-            temperature,
-            with_html,
-        )
-        key = api_key or os.environ.get("WM_OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        self.client = httpx.Client(
-            timeout=timeout_s, headers={"Authorization": f"Bearer {key}"} if key else {}
-        )
+        self.chat = ChatClient(base_url, model, api_key, timeout_s, concurrency, retries)
+        self.url = self.chat.url
+        self.max_tokens, self.temperature, self.with_html = max_tokens, temperature, with_html
 
-    def _payload(self, q: Query) -> dict:
-        messages, image = build_messages(q.screen, q.action, q.goal, self.with_html)
-        url = png_data_url(image)
-        out = []
-        for m in messages:
-            content = [
-                {"type": "image_url", "image_url": {"url": url}} if c["type"] == "image" else c
-                for c in m["content"]
-            ]
-            out.append({"role": m["role"], "content": content})
-        return {
-            "model": self.model,
-            "messages": out,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-        }
+    @classmethod
+    def from_spec(cls, spec, **options) -> OpenAIBackend:
+        return cls(spec.arg, spec.model, **options)
 
     def complete(self, queries: list[Query]) -> list[str]:
-        out = []
-        for q in queries:
-            r = self.client.post(self.url, json=self._payload(q))
-            if r.status_code != 200:
-                raise RuntimeError(f"{self.url} answered {r.status_code}: {r.text[:300]}")
-            try:
-                out.append(r.json()["choices"][0]["message"]["content"] or "")
-            except (KeyError, IndexError, ValueError) as e:
-                raise RuntimeError(f"{self.url} sent no choices[0].message.content: {r.text[:300]}") from e
-        return out
+        batch = [chat_messages(*build_messages(q.screen, q.action, q.goal, self.with_html)) for q in queries]
+        return self.chat.complete_many(batch, max_tokens=self.max_tokens, temperature=self.temperature)
+
+    def close(self) -> None:
+        self.chat.close()

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..types import ACTION_TYPES, DIRECTIONS, Action, Screen
-from .base import Query
+from ..types import ACTION_TYPES, DIRECTIONS, Action, Query, Screen, Transition
 
 _THUMB = (24, 32)
 
@@ -36,16 +35,34 @@ class RetrievalBackend:
         self.keys, self.next_html = keys, next_html
 
     @classmethod
-    def from_corpus(cls, path=None, split: str = "train") -> RetrievalBackend:
-        from corpus.store import from_row, load_corpus
+    def from_transitions(cls, transitions) -> RetrievalBackend:
+        """Index recorded transitions: Transition objects, or a datasets split of corpus rows."""
+        from ..dataset import iter_transitions
 
-        ds = load_corpus(path)[split]
+        if hasattr(transitions, "column_names"):  # a datasets.Dataset
+            transitions = iter_transitions(transitions, skipped=[])
         keys, htmls = [], []
-        for row in ds:
-            t = from_row(row)
+        for t in transitions:
+            if not isinstance(t, Transition):
+                raise TypeError(f"retrieval indexes Transitions, got {type(t).__name__}")
             keys.append(features(t.screen, t.action))
             htmls.append(t.next_screen.html or "")
         return cls(np.stack(keys) if keys else np.zeros((0, 1)), htmls)
+
+    @classmethod
+    def from_corpus(cls, path=None, split: str = "train") -> RetrievalBackend:
+        from ..dataset import CorpusError, load_corpus
+
+        dd = load_corpus(path)
+        if split not in dd:
+            raise CorpusError(f"corpus {path or 'bundled'} has no {split!r} split (has {', '.join(dd)})")
+        return cls.from_transitions(dd[split])
+
+    @classmethod
+    def from_spec(cls, spec, split: str = "train", transitions=None) -> RetrievalBackend:
+        if transitions is not None:
+            return cls.from_transitions(transitions)
+        return cls.from_corpus(spec.arg or None, split)
 
     def complete(self, queries: list[Query]) -> list[str]:
         out = []

@@ -1,0 +1,171 @@
+"""WorldModel: the one object users hold. Load a spec, predict, roll out, close.
+
+It owns (or borrows) a renderer, keeps its loaded backends for its own lifetime only, and sends
+every batch as one generation call per stage and one concurrent render batch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from render import Renderer, RenderError
+
+from .backends.base import Backend, load_stage, option_names
+from .extract import extract_html
+from .spec import ModelSpec, parse_spec
+from .types import Action, Prediction, Query, Screen
+
+
+class WorldModel:
+    """Imagines next screens as HTML and renders them.
+
+    `stages` are backends run in order: each after the first receives the previous stage's
+    prediction (its render and HTML) as the screen to edit.
+    """
+
+    def __init__(self, stages: Backend | Sequence[Backend], renderer: Renderer | None = None, name: str = ""):
+        self.stages = list(stages) if isinstance(stages, (list, tuple)) else [stages]
+        if not self.stages:
+            raise ValueError("a WorldModel needs at least one backend")
+        self._owns_renderer = renderer is None
+        self._renderer = renderer
+        self.name = name or "+".join(getattr(b, "name", type(b).__name__) for b in self.stages)
+
+    @classmethod
+    def load(cls, spec: str | ModelSpec, renderer: Renderer | None = None, **options) -> WorldModel:
+        """Load every stage of `spec`; options (device, dtype, max_new_tokens, api_key, ...) go to
+        the stages that take them, and an option no stage takes is an error."""
+        ms = parse_spec(spec)
+        known = set().union(*(option_names(s.kind) for s in ms.stages))
+        unknown = set(options) - known
+        if unknown:
+            raise ValueError(
+                f"model {str(ms)!r} takes no option(s) {', '.join(sorted(unknown))} "
+                f"(it takes: {', '.join(sorted(known)) or 'none'})"
+            )
+        return cls([load_stage(s, **options) for s in ms.stages], renderer, str(ms))
+
+    @property
+    def renderer(self) -> Renderer:
+        if self._renderer is None:
+            self._renderer = Renderer()
+        return self._renderer
+
+    # ---- predicting --------------------------------------------------------------
+    def predict(self, screen: Screen, action: Action, goal: str | None = None) -> Prediction:
+        """The next screen after `action` on `screen`, as HTML and rendered pixels."""
+        return self.predict_many([Query(screen, action, goal)])[0]
+
+    def predict_many(self, queries: Sequence[Query]) -> list[Prediction]:
+        """A batch: one generation call per stage and one concurrent render batch per stage."""
+        queries = [q if isinstance(q, Query) else Query(*q) for q in queries]
+        if not queries:
+            return []
+        preds: list[Prediction] = []
+        current = list(queries)
+        for k, backend in enumerate(self.stages):
+            preds = self._stage(backend, current)
+            if k + 1 < len(self.stages):
+                current = [
+                    Query(
+                        Screen(p.image, html=p.html, device_scale_factor=q.screen.device_scale_factor),
+                        q.action,
+                        q.goal,
+                    )
+                    if p.ok
+                    else q
+                    for p, q in zip(preds, queries)
+                ]
+        return preds
+
+    def _stage(self, backend: Backend, queries: list[Query]) -> list[Prediction]:
+        t0 = time.perf_counter()
+        completions = backend.complete(queries)
+        if len(completions) != len(queries):
+            raise RuntimeError(
+                f"backend {backend.name} returned {len(completions)} completions for {len(queries)}"
+            )
+        gen_s = (time.perf_counter() - t0) / len(queries)
+        docs = [extract_html(c) for c in completions]
+        t1 = time.perf_counter()
+        results = self.renderer.render_many([(h, q.screen.viewport()) for (h, _), q in zip(docs, queries)])
+        render_s = (time.perf_counter() - t1) / len(queries)
+        out = []
+        for (html, repaired), c, res in zip(docs, completions, results):
+            failed = isinstance(res, RenderError)
+            out.append(
+                Prediction(
+                    html=html,
+                    image=None if failed else res.pil(),
+                    completion=c,
+                    render_error=str(res) if failed else None,
+                    timings={"generate_s": gen_s, "render_s": render_s},
+                    repaired=repaired,
+                    boxes=[] if failed else res.boxes,
+                )
+            )
+        return out
+
+    def rollout(self, screen: Screen, actions: Sequence[Action], goal: str | None = None) -> list[Prediction]:
+        """Imagine `actions` one after another from `screen`: one Prediction per step.
+
+        Each step starts from the previous imagined screen; a step whose render failed ends the
+        rollout (its Prediction, with the error, is the last one)."""
+        return self.rollout_many([screen], [actions], goal)[0]
+
+    def rollout_many(
+        self, screens: Sequence[Screen], plans: Sequence[Sequence[Action]], goal: str | None = None
+    ) -> list[list[Prediction]]:
+        """Several rollouts, batched across them at every depth."""
+        if len(screens) != len(plans):
+            raise ValueError(f"{len(screens)} screens but {len(plans)} action sequences")
+        out: list[list[Prediction]] = [[] for _ in screens]
+        state = list(screens)
+        alive = [i for i, p in enumerate(plans) if len(p)]
+        depth = 0
+        while alive:
+            preds = self.predict_many([Query(state[i], plans[i][depth], goal) for i in alive])
+            nxt = []
+            for i, p in zip(alive, preds):
+                out[i].append(p)
+                if p.ok and depth + 1 < len(plans[i]):
+                    s = state[i]
+                    state[i] = Screen(
+                        p.image, html=p.html, device_scale_factor=s.device_scale_factor, app=s.app
+                    )
+                    nxt.append(i)
+            alive, depth = nxt, depth + 1
+        return out
+
+    # ---- lifetime ----------------------------------------------------------------
+    def close(self) -> None:
+        for b in self.stages:
+            close = getattr(b, "close", None)
+            if callable(close):
+                close()
+        if self._owns_renderer and self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
+    def __enter__(self) -> WorldModel:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"WorldModel({self.name!r})"
+
+
+def as_world_model(model, renderer: Renderer | None = None) -> WorldModel:
+    """A WorldModel from a spec string, a ModelSpec, a bare backend, or a WorldModel (returned as is)."""
+    if isinstance(model, WorldModel):
+        return model
+    if isinstance(model, (str, ModelSpec)):
+        return WorldModel.load(model, renderer)
+    if hasattr(model, "complete"):
+        return WorldModel(model, renderer)
+    raise TypeError(
+        f"not a world model: {type(model).__name__} (give a spec string, a backend or a WorldModel)"
+    )

@@ -1,0 +1,84 @@
+"""The model-spec grammar, parsed once into a typed spec: how every CLI flag and call names a world model.
+
+    copy                      nothing changes (the baseline to beat)
+    retrieval[:CORPUS]        next screen of the nearest recorded (screen, action)
+    hf:PATH | PATH            a local transformers VLM checkpoint folder
+    openai:URL#MODEL | URL#MODEL   an OpenAI-compatible chat endpoint
+    A+B                       composition: B receives A's prediction as the screen to edit
+
+Parsing checks the grammar only; whether a path holds a checkpoint is checked when it loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+KINDS = ("copy", "retrieval", "hf", "openai")
+GRAMMAR = "copy, retrieval[:CORPUS], hf:PATH, a checkpoint folder, or openai:URL#MODEL (A+B composes)"
+
+
+class SpecError(ValueError):
+    """A model spec that does not parse; the message quotes it and shows the grammar."""
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    kind: str  # one of KINDS
+    arg: str = ""  # corpus path, checkpoint path or base URL
+    model: str = ""  # the served model's name, for openai
+
+    def __str__(self) -> str:
+        if self.kind == "openai":
+            return f"openai:{self.arg}#{self.model}"
+        return f"{self.kind}:{self.arg}" if self.arg else self.kind
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One or more backends; each after the first edits what the one before predicted."""
+
+    stages: tuple[BackendSpec, ...]
+
+    @property
+    def first(self) -> BackendSpec:
+        return self.stages[0]
+
+    def __str__(self) -> str:
+        return "+".join(str(s) for s in self.stages)
+
+
+def _one(text: str, whole: str) -> BackendSpec:
+    t = text.strip()
+    if not t:
+        raise SpecError(f"model {whole!r}: empty part; use {GRAMMAR}")
+    if t.startswith(("http://", "https://")):
+        t = "openai:" + t
+    kind, sep, arg = t.partition(":")
+    if kind == "copy" and not sep:
+        return BackendSpec("copy")
+    if kind == "retrieval":
+        return BackendSpec("retrieval", arg)
+    if kind == "openai":
+        url, _, model = arg.partition("#")
+        if not url.startswith(("http://", "https://")):
+            raise SpecError(f"model {whole!r}: openai needs an http(s):// base URL, got {url!r}")
+        return BackendSpec("openai", url, model or "default")
+    if kind == "hf":
+        if not arg:
+            raise SpecError(f"model {whole!r}: hf needs a path, e.g. hf:runs/tiny/final")
+        return BackendSpec("hf", arg)
+    if Path(t).is_dir():
+        return BackendSpec("hf", t)
+    raise SpecError(f"unknown model {whole!r}: use {GRAMMAR}")
+
+
+def parse_spec(spec: str | ModelSpec) -> ModelSpec:
+    """`spec` as a ModelSpec; raises SpecError naming what is wrong."""
+    if isinstance(spec, ModelSpec):
+        return spec
+    if not isinstance(spec, str):
+        raise SpecError(f"a model spec is a string, got {type(spec).__name__}")
+    # '+' separates stages, except inside a URL's query or a path that really has one
+    parts = [spec] if Path(spec).is_dir() else spec.split("+")
+    return ModelSpec(tuple(_one(p, spec) for p in parts))
