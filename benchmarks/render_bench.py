@@ -1,66 +1,156 @@
-"""Renders/s of 50 phone-size pages: the warm page pool against a new browser per page.
+"""Renderer throughput against the plain-Playwright ceiling, and the GRPO reward time for a group of 8.
 
-python benchmarks/render_bench.py [--pages 50]
+On real corpus pages (phone size, all distinct, cache off), in the same run:
+  - ceiling: plain Playwright `set_content` + `screenshot` on N warm pages, no policy, no isolation;
+  - ours: `Renderer(pool_size=N, cache_size=0)`: fresh document per render, scripts off, policy as
+    headers, boxes read in an isolated world;
+  - a new browser per page, the naive baseline.
+Then the three GRPO rewards (R_sem, R_act, R_format) for a group of 8 distinct completions.
+
+python benchmarks/render_bench.py [--pages 80] [--pool 4] [--rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import time
 
 from render import Renderer, Viewport
-from render.sandbox import CHROMIUM_ARGS, chromium_path, with_policy
-
-VP = Viewport(360, 640)
-
-
-def page(i: int) -> str:
-    rows = "".join(
-        f"<div style='display:flex;padding:12px;border-bottom:1px solid #ddd'><b>Item {i}-{j}</b>"
-        f"<span style='margin-left:auto;color:#888'>{j * 7 % 60} min</span></div>"
-        for j in range(12)
-    )
-    return (
-        "<html><body style='margin:0;font-family:sans-serif'>"
-        f"<header style='background:#1565c0;color:white;padding:16px;font-size:20px'>Inbox {i}</header>"
-        f"{rows}<button style='position:fixed;right:16px;bottom:16px;width:56px;height:56px;"
-        "border-radius:28px;background:#e91e63;color:white;border:0'>+</button></body></html>"
-    )
+from render.sandbox import CHROMIUM_ARGS, chromium_path
+from worldmodel import load_corpus
 
 
-async def fresh_browser_per_page(htmls):
+def corpus_pages(n: int) -> list[tuple[str, Viewport]]:
+    ds = load_corpus()["train"]
+    out, seen = [], set()
+    for row in ds.select_columns(["next_html", "width", "height", "device_scale_factor"]):
+        h = row["next_html"]
+        if h and h not in seen:
+            seen.add(h)
+            out.append((h, Viewport.for_screen(row["width"], row["height"], row["device_scale_factor"])))
+        if len(out) == n:
+            break
+    return out
+
+
+async def plain_playwright(items, pool: int) -> float:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
-        for html in htmls:
-            browser = await pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-            p = await browser.new_page(viewport={"width": VP.width, "height": VP.height})
-            await p.set_content(with_policy(html))
-            await p.screenshot(type="png")
-            await browser.close()
+        browser = await pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        ctx = await browser.new_context(viewport={"width": 360, "height": 640})
+        pages = asyncio.Queue()
+        for _ in range(pool):
+            pages.put_nowait(await ctx.new_page())
+
+        async def one(html, vp):
+            p = await pages.get()
+            try:
+                await p.set_viewport_size({"width": vp.width, "height": vp.height})
+                await p.set_content(html)
+                await p.screenshot(type="png")
+            finally:
+                pages.put_nowait(p)
+
+        await asyncio.gather(*(one(f"<p>warm-up {i}</p>", items[0][1]) for i in range(pool)))
+        rates = []
+        for _ in range(2):  # a cold pass, then a warm one (Chromium's caches hold these pages)
+            t = time.perf_counter()
+            await asyncio.gather(*(one(h, v) for h, v in items))
+            rates.append(len(items) / (time.perf_counter() - t))
+        await browser.close()
+    return rates
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pages", type=int, default=50)
-    args = ap.parse_args()
-    htmls = [page(i) for i in range(args.pages)]
+def ours(items, pool: int, boxes: bool) -> list[float]:
+    rates = []
+    with Renderer(pool_size=pool, cache_size=0) as r:
+        r.render_many([(f"<p>warm-up {i}</p>", items[0][1]) for i in range(pool)])  # browser and pages up
+        for _ in range(2):  # the same cold pass, then warm pass, as the ceiling
+            t = time.perf_counter()
+            out = r.render_many(items, boxes=boxes)
+            rates.append(len(items) / (time.perf_counter() - t))
+            failed = sum(isinstance(x, Exception) for x in out)
+            assert not failed, f"{failed} renders failed"
+    return rates
 
+
+def new_browser_per_page(items, n: int = 5) -> float:
     t = time.perf_counter()
-    asyncio.run(fresh_browser_per_page(htmls))
-    base = args.pages / (time.perf_counter() - t)
+    for html, vp in items[:n]:
+        with Renderer(pool_size=1, cache_size=0) as r:
+            r.render(html, vp)
+    return n / (time.perf_counter() - t)
 
+
+def reward_group_time(group: int = 8, repeats: int = 5) -> tuple[float, float]:
+    """Seconds for all three rewards on a group of distinct completions (first call, then mean)."""
+    from training.rewards import reward_functions
+
+    ds = load_corpus()["test"]
+    rows = [r for r in ds.select(range(min(len(ds), 60)))]
+    times = []
     with Renderer(pool_size=4, cache_size=0) as r:
-        r.render("<p>warm-up</p>", VP)
-        t = time.perf_counter()
-        out = r.render_many([(h, VP) for h in htmls])
-        pooled = args.pages / (time.perf_counter() - t)
-    failed = sum(1 for x in out if isinstance(x, Exception))
+        funcs = reward_functions(r)
+        for k in range(repeats + 1):
+            batch = rows[k * group % len(rows) :][:group]
+            if len(batch) < group:
+                batch = rows[:group]
+            comps = [
+                b["next_html"].replace("<body", f"<body data-k='{k}-{i}'", 1) for i, b in enumerate(batch)
+            ]
+            kw = dict(
+                next_screen=[b["next_screen"] for b in batch],
+                screen=[b["screen"] for b in batch],
+                action=[b["action"] for b in batch],
+                width=[round(b["width"] / b["device_scale_factor"]) for b in batch],
+                height=[round(b["height"] / b["device_scale_factor"]) for b in batch],
+                scale=[b["device_scale_factor"] for b in batch],
+            )
+            t = time.perf_counter()
+            for f in funcs:
+                f(prompts=[None] * group, completions=comps, **kw)
+            times.append(time.perf_counter() - t)
+    return times[0], sum(times[1:]) / repeats
 
-    print(f"new browser per page : {base:6.2f} renders/s")
-    print(f"warm page pool       : {pooled:6.2f} renders/s  (failed: {failed})")
-    print(f"ratio pooled/baseline: {pooled / base:6.2f}x")
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pages", type=int, default=80)
+    ap.add_argument("--pool", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=5)
+    a = ap.parse_args()
+    items = corpus_pages(a.pages)
+    # Alternate the arms over several rounds and take medians: on 2 cores one run swings +-20%.
+    runs = {"ceiling": [], "pixels": [], "boxes": []}
+    for _ in range(a.rounds):
+        runs["ceiling"].append(asyncio.run(plain_playwright(items, a.pool)))
+        runs["pixels"].append(ours(items, a.pool, boxes=False))
+        runs["boxes"].append(ours(items, a.pool, boxes=True))
+    med = {k: [statistics.median(r[i] for r in v) for i in (0, 1)] for k, v in runs.items()}
+    naive = new_browser_per_page(items)
+    print(
+        f"{len(items)} distinct corpus pages, pool of {a.pool}, cache off, median of {a.rounds} alternating rounds"
+    )
+    print("renders/s                                               cold pass   warm pass")
+    names = {
+        "ceiling": "plain Playwright set_content+screenshot (ceiling)",
+        "pixels": "Renderer, pixels (isolated, policy; what rewards use)",
+        "boxes": "Renderer, pixels + element boxes (isolated world)",
+    }
+    for k, label in names.items():
+        print(f"{label:55s} {med[k][0]:7.1f}   {med[k][1]:7.1f}")
+    print(f"new browser per page: {naive:.2f} renders/s")
+    for i, p in enumerate(("cold", "warm")):
+        c = med["ceiling"][i]
+        print(
+            f"ratio to the ceiling, {p} pass: {med['pixels'][i] / c:.2f} pixels, {med['boxes'][i] / c:.2f} with boxes"
+        )
+    print(f"ratio to a new browser per page (warm pixels): {med['pixels'][1] / naive:.1f}x")
+    first, warm = reward_group_time()
+    print(f"GRPO rewards (R_sem+R_act+R_format) for a group of 8: {warm:.3f} s (first call {first:.3f} s)")
 
 
 if __name__ == "__main__":

@@ -54,14 +54,46 @@ def _pair(pred, ref) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+SSIM_WIN = 7
+_C1, _C2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+
+
 def ssim(pred, ref) -> float:
-    """Structural similarity in [-1, 1] (1 = identical); pred is resized to ref's size."""
-    from skimage.metrics import structural_similarity
+    """Structural similarity in [-1, 1] (1 = identical); pred is resized to ref's size.
+
+    The same statistic as skimage's `structural_similarity(channel_axis=2, data_range=255,
+    win_size=7)` (uniform window, sample covariance, borders cropped), in float32 with scipy's
+    separable filter: about twice as fast, which GRPO's per-completion rewards feel.
+    """
+    from scipy.ndimage import uniform_filter
 
     a, b = _pair(pred, ref)
-    win = min(7, a.shape[0], a.shape[1])
+    win = min(SSIM_WIN, a.shape[0], a.shape[1])
     win -= 1 - win % 2
-    return float(structural_similarity(a, b, channel_axis=2, data_range=255, win_size=win))
+    x, y = a.astype(np.float32), b.astype(np.float32)
+
+    def mean(z):
+        return uniform_filter(z, size=(win, win, 1), mode="reflect")
+
+    mx, my = mean(x), mean(y)
+    cov = win * win / (win * win - 1)
+    sxx = (mean(x * x) - mx * mx) * cov
+    syy = (mean(y * y) - my * my) * cov
+    sxy = (mean(x * y) - mx * my) * cov
+    s = ((2 * mx * my + _C1) * (2 * sxy + _C2)) / ((mx * mx + my * my + _C1) * (sxx + syy + _C2))
+    p = (win - 1) // 2
+    return float(s[p : s.shape[0] - p, p : s.shape[1] - p].mean(dtype=np.float64))
+
+
+def ssim_many(pairs: Sequence[tuple], workers: int = 0) -> list[float]:
+    """SSIM of many (pred, ref) pairs, spread over threads (scipy's filters release the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = workers or min(len(pairs), os.cpu_count() or 1)
+    if workers <= 1 or len(pairs) <= 1:
+        return [ssim(a, b) for a, b in pairs]
+    with ThreadPoolExecutor(workers) as ex:
+        return list(ex.map(lambda ab: ssim(*ab), pairs))
 
 
 def psnr(pred, ref) -> float:

@@ -9,9 +9,10 @@ seeing another:
   router with the policy as response headers (Content-Security-Policy with a `sandbox`
   directive, Permissions-Policy); every render replaces that document's content, which keeps
   the headers' policy, so no markup can move or remove it.
-- A page that navigated away from the shell, or whose render failed, is closed, never reused;
-  pending refreshes are cancelled after every render. With `allow_scripts=True` (replaying a
-  capture) every page is closed after one render, its scripts terminated first.
+- A page that navigated away from the shell, or whose render failed, is closed, never reused
+  (the sandbox directive already blocks <meta refresh> without scripts). With
+  `allow_scripts=True` (replaying a capture) every page is closed after one render, its scripts
+  terminated first.
 - Element boxes are read in an isolated JavaScript world the page cannot reach, so a page
   cannot spoof the boxes element F1 is computed from.
 
@@ -118,18 +119,21 @@ class RenderResult:
 # Runs in an isolated world: the page's own prototypes and globals are not this world's.
 _BOXES_JS = """(() => {
   const out = [], W = innerWidth, H = innerHeight;
-  const keep = new Set(['a','button','input','select','textarea','img','svg','canvas','label','video','progress']);
-  for (const el of document.querySelectorAll('body *')) {
+  const keep = new Set(['A','BUTTON','INPUT','SELECT','TEXTAREA','IMG','SVG','CANVAS','LABEL','VIDEO','PROGRESS']);
+  const body = document.body;
+  if (!body) return out;
+  for (const el of body.getElementsByTagName('*')) {
+    // cheap tests first: only elements with their own text, a kept tag or a role are laid out
+    let own = '';
+    for (let n = el.firstChild; n; n = n.nextSibling) if (n.nodeType === 3) own += n.nodeValue;
+    own = own.replace(/\\s+/g, ' ').trim();
+    const tag = el.tagName.toUpperCase();
+    if (!own && !keep.has(tag) && !el.hasAttribute('role')) continue;
     const r = el.getBoundingClientRect();
     if (r.width < 2 || r.height < 2 || r.right <= 0 || r.bottom <= 0 || r.left >= W || r.top >= H) continue;
     const cs = getComputedStyle(el);
     if (cs.visibility === 'hidden' || cs.display === 'none' || parseFloat(cs.opacity) === 0) continue;
-    const tag = el.tagName.toLowerCase();
-    let own = '';
-    for (const n of el.childNodes) if (n.nodeType === 3) own += n.textContent;
-    own = own.replace(/\\s+/g, ' ').trim();
-    if (!own && !keep.has(tag) && !el.getAttribute('role')) continue;
-    out.push({tag, text: own.slice(0, 200), x: r.left, y: r.top, w: r.width, h: r.height});
+    out.push({tag: tag.toLowerCase(), text: own.slice(0, 200), x: r.left, y: r.top, w: r.width, h: r.height});
     if (out.length >= MAX_BOXES) break;
   }
   return out;
@@ -139,17 +143,22 @@ _BOXES_JS = """(() => {
 class _Slot:
     """One pooled page, its CDP session, and whether anything moved it off its shell document."""
 
-    def __init__(self, page, cdp, frame_id: str, generation: int):
-        self.page, self.cdp, self.frame_id, self.generation = page, cdp, frame_id, generation
-        self.navigations = 0
+    def __init__(self, page, cdp, frame: dict, generation: int):
+        self.page, self.cdp, self.generation = page, cdp, generation
+        self.frame_id, self.loader_id = frame["id"], frame["loaderId"]
         self.uses = 0
         self.blocked: list[str] = []
-        # cross-document navigations only (history.pushState is the page's own business)
-        cdp.on("Page.frameNavigated", self._navigated)
 
-    def _navigated(self, event) -> None:
-        if not event.get("frame", {}).get("parentId"):
-            self.navigations += 1
+    async def still_on_shell(self, scripts: bool) -> bool:
+        """No cross-document navigation since the shell loaded.
+
+        Without scripts nothing can change the URL but a navigation, so Playwright's own record of
+        it answers at no cost; with scripts (history.pushState changes the URL in place) the
+        frame's loader, which only a new document replaces, is asked for."""
+        if not scripts:
+            return self.page.url == SHELL_URL
+        frame = (await self.cdp.send("Page.getFrameTree"))["frameTree"]["frame"]
+        return frame["loaderId"] == self.loader_id
 
 
 class Renderer:
@@ -199,14 +208,16 @@ class Renderer:
         self._closed = False
 
     # ---- public, synchronous -------------------------------------------------
-    def render(self, html: str, viewport: Viewport) -> RenderResult:
-        """Render one page; raises RenderError."""
-        return self._call(self.arender(html, viewport), 1)
+    def render(self, html: str, viewport: Viewport, boxes: bool = True) -> RenderResult:
+        """Render one page; raises RenderError. `boxes=False` skips reading element boxes (pixels only)."""
+        return self._call(self.arender(html, viewport, boxes), 1)
 
-    def render_many(self, items: Sequence[tuple[str, Viewport]]) -> list[RenderResult | RenderError]:
+    def render_many(
+        self, items: Sequence[tuple[str, Viewport]], boxes: bool = True
+    ) -> list[RenderResult | RenderError]:
         """Render a batch concurrently; each failure comes back in its slot as a RenderError."""
         items = list(items)
-        return self._call(self.arender_many(items), len(items))
+        return self._call(self.arender_many(items, boxes), len(items))
 
     def close(self) -> None:
         if self._closed:
@@ -228,22 +239,22 @@ class Renderer:
         self.close()
 
     # ---- async API ----------------------------------------------------------
-    async def arender_many(self, items):
+    async def arender_many(self, items, boxes: bool = True):
         async def one(html, vp):
             try:
-                return await self.arender(html, vp)
+                return await self.arender(html, vp, boxes)
             except RenderError as e:
                 return e
 
         return await asyncio.gather(*(one(h, v) for h, v in items))
 
-    async def arender(self, html: str, viewport: Viewport) -> RenderResult:
+    async def arender(self, html: str, viewport: Viewport, boxes: bool = True) -> RenderResult:
         if not isinstance(html, str):
             raise RenderError("failed", f"html must be str, got {type(html).__name__}")
         size = len(html.encode("utf-8", "surrogatepass"))
         if size > self.max_html_bytes:
             raise RenderError("too_large", f"html is {size} bytes, limit is {self.max_html_bytes}")
-        key = self._key(html, viewport)
+        key = self._key(html, viewport, boxes)
         with self._cache_lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
@@ -253,7 +264,7 @@ class Renderer:
         last: RenderError | None = None
         for _attempt in range(self.retries + 1):
             try:
-                result = await self._render_once(clean, viewport)
+                result = await self._render_once(clean, viewport, boxes)
                 break
             except RenderError as e:
                 last = e
@@ -283,10 +294,12 @@ class Renderer:
             fut.cancel()
             raise RenderError("timeout", f"no answer within the call's {deadline:.0f}s deadline") from None
 
-    def _key(self, html: str, vp: Viewport) -> str:
+    def _key(self, html: str, vp: Viewport, boxes: bool = True) -> str:
         # surrogatepass keeps lone surrogates distinct: two different inputs never share a key
         h = hashlib.sha256(html.encode("utf-8", "surrogatepass"))
-        h.update(f"|{vp.width}x{vp.height}@{vp.device_scale_factor}|js={self.allow_scripts}".encode())
+        h.update(
+            f"|{vp.width}x{vp.height}@{vp.device_scale_factor}|js={self.allow_scripts}|b={boxes}".encode()
+        )
         return h.hexdigest()
 
     async def _ensure_browser(self):
@@ -357,9 +370,8 @@ class Renderer:
         page.on("popup", lambda p: asyncio.ensure_future(self._close_quietly(p)))
         cdp = await ctx.new_cdp_session(page)
         await page.goto(SHELL_URL, wait_until="load", timeout=self.timeout_s * 1000)
-        await cdp.send("Page.enable")
         tree = await cdp.send("Page.getFrameTree")
-        slot = _Slot(page, cdp, tree["frameTree"]["frame"]["id"], self._generation)
+        slot = _Slot(page, cdp, tree["frameTree"]["frame"], self._generation)
         page._wm_slot = slot
         return slot
 
@@ -392,7 +404,7 @@ class Renderer:
         if not await self._close_quietly(slot.page, slot) and slot.generation == self._generation:
             await self._mark_crashed()  # a renderer that will not even close is wedged
 
-    async def _render_once(self, html: str, vp: Viewport) -> RenderResult:
+    async def _render_once(self, html: str, vp: Viewport, want_boxes: bool = True) -> RenderResult:
         try:
             await self._ensure_browser()
         except FileNotFoundError as e:
@@ -409,12 +421,11 @@ class Renderer:
                 raise RenderError("crashed", f"could not open a page: {str(e).splitlines()[0]}") from e
             t0 = time.perf_counter()
             slot.blocked = []
-            before = slot.navigations
             # a failure on a page that served earlier renders may be their doing: retry on a fresh one
             suspect = "contaminated" if slot.uses else "failed"
             slot.uses += 1
             try:
-                png, boxes = await asyncio.wait_for(self._draw(slot, html, vp), self.timeout_s)
+                png, boxes = await asyncio.wait_for(self._draw(slot, html, vp, want_boxes), self.timeout_s)
             except asyncio.TimeoutError:
                 await self._discard(slot)
                 raise RenderError("timeout", f"page did not finish within {self.timeout_s:.1f}s") from None
@@ -427,7 +438,7 @@ class Renderer:
                     await self._mark_crashed()
                     raise RenderError("crashed", msg) from e
                 raise RenderError(suspect, msg) from e
-            if slot.navigations != before:
+            if not await slot.still_on_shell(self.allow_scripts):
                 await self._discard(slot)  # something moved the page: the pixels are not this HTML's
                 raise RenderError(suspect, "the page navigated away during its render")
             blocked = list(slot.blocked)
@@ -450,21 +461,25 @@ class Renderer:
             except Exception:
                 pass
 
-    async def _draw(self, slot: _Slot, html: str, vp: Viewport):
+    async def _draw(self, slot: _Slot, html: str, vp: Viewport, want_boxes: bool = True):
         ms = self.timeout_s * 1000
         page = slot.page
         if page.viewport_size != {"width": vp.width, "height": vp.height}:
             await page.set_viewport_size({"width": vp.width, "height": vp.height})
         await page.set_content(html, wait_until="load", timeout=ms)
-        world = await slot.cdp.send("Page.createIsolatedWorld", {"frameId": slot.frame_id, "worldName": "wm"})
-        got = await slot.cdp.send(
-            "Runtime.evaluate",
-            {"expression": _BOXES_JS, "contextId": world["executionContextId"], "returnByValue": True},
-        )
-        boxes = got.get("result", {}).get("value") or []
+        boxes = []
+        if want_boxes:
+            world = await slot.cdp.send(
+                "Page.createIsolatedWorld", {"frameId": slot.frame_id, "worldName": "wm"}
+            )
+            got = await slot.cdp.send(
+                "Runtime.evaluate",
+                {"expression": _BOXES_JS, "contextId": world["executionContextId"], "returnByValue": True},
+            )
+            boxes = got.get("result", {}).get("value") or []
         png = await page.screenshot(type="png", animations="disabled", caret="hide", timeout=ms)
-        # a <meta refresh> timer must not fire during the next render on this page
-        await slot.cdp.send("Page.stopLoading")
+        # No pending <meta refresh> can outlive this render: the shell's CSP sandbox blocks refresh
+        # without scripts, pages that ran scripts are closed, and a navigation is caught after it.
         return png, boxes
 
     async def _shutdown(self):

@@ -286,3 +286,18 @@ def test_renderer_images_are_decoded_once():
         res = r.render("<p>x</p>", VP)
     assert res.image is res.image and not res.image.flags.writeable
     assert np.array_equal(np.asarray(res.pil()), res.image)
+
+
+@pytest.mark.parametrize("scripts", [False, True])
+def test_a_page_that_navigated_never_serves_another_render(scripts):
+    # after a refresh to about:blank the page would hold a document without the policy
+    probe = '<img src="http://127.0.0.1:9/a.png"><p>probe</p>'
+    with Renderer(pool_size=1, cache_size=0, timeout_s=4, allow_scripts=scripts) as r:
+        for delay in ("0", "0.3"):
+            try:
+                r.render(f"<meta http-equiv=refresh content='{delay};url=about:blank'><p>x</p>", VP)
+            except RenderError:
+                pass  # navigating during its own render fails that render; fine
+            time.sleep(0.6)
+            res = r.render(probe, VP)
+            assert res.blocked_requests == [] and [b.text for b in res.boxes] == ["", "probe"]

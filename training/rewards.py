@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image
 
 from render import Renderer, RenderError, RenderResult, Viewport, default_renderer
-from render.metrics import LPIPS, MetricUnavailable, ssim, to_array, visible_text
+from render.metrics import LPIPS, MetricUnavailable, ssim_many, to_array, visible_text
 from worldmodel.extract import extract_html, root_size
 from worldmodel.types import Action
 
@@ -51,7 +51,7 @@ class SharedRenders:
                 (h, Viewport(int(w), int(hh), float(s)))
                 for (h, _), w, hh, s in zip(docs, width, height, scale)
             ]
-            results = self.renderer.render_many(items)
+            results = self.renderer.render_many(items, boxes=False)  # rewards read pixels only
             self._value = [
                 (h, r, None if isinstance(res, RenderError) else res) for (h, r), res in zip(docs, results)
             ]
@@ -99,16 +99,18 @@ class SemanticReward(_RenderedReward):
                 raise MetricUnavailable(f"R_sem asks for an LPIPS share of {1 - ssim_share:.2f}: {e}") from e
 
     def __call__(self, prompts, completions, next_screen, width, height, scale, **kw) -> list[float]:
-        out = []
         rendered = self._render_all(completions, width, height, scale)
-        for i, ((_, _, res), ref) in enumerate(zip(rendered, next_screen)):
-            if res is None:
+        ok = [i for i, (_, _, res) in enumerate(rendered) if res is not None]
+        refs = {i: self.shared.ref(2 * i, next_screen[i]) for i in ok}
+        scores = dict(zip(ok, ssim_many([(rendered[i][2].image, refs[i]) for i in ok])))
+        out = []
+        for i in range(len(rendered)):
+            if i not in scores:
                 out.append(0.0)
                 continue
-            ref = self.shared.ref(2 * i, ref)
-            v = self.ssim_share * max(0.0, ssim(res.image, ref))
+            v = self.ssim_share * max(0.0, scores[i])
             if self.lpips is not None and self.ssim_share < 1.0:
-                v += (1 - self.ssim_share) * max(0.0, 1.0 - self.lpips(res.image, ref))
+                v += (1 - self.ssim_share) * max(0.0, 1.0 - self.lpips(rendered[i][2].image, refs[i]))
             out.append(float(v))
         return out
 
