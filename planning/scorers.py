@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 from typing import Protocol
 
-import httpx
-
 from render.metrics import visible_text
+from worldmodel.chat import ChatClient
 from worldmodel.types import Action, Prediction, Screen, png_data_url
 
 _STOP = {
@@ -104,12 +102,8 @@ class VLMJudgeScorer:
     """Code2World's judge: an OpenAI-compatible VLM says valid/invalid with a confidence."""
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout_s: float = 120.0):
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model = model
-        key = api_key or os.environ.get("WM_OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        self.client = httpx.Client(
-            timeout=timeout_s, headers={"Authorization": f"Bearer {key}"} if key else {}
-        )
+        self.chat = ChatClient(base_url, model, api_key, timeout_s)
+        self.url = self.chat.url
 
     def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float:
         if not imagined.ok:
@@ -119,13 +113,7 @@ class VLMJudgeScorer:
             {"type": "image_url", "image_url": {"url": png_data_url(imagined.image)}},
             {"type": "text", "text": JUDGE_PROMPT.format(goal=goal, action=action.describe())},
         ]
-        r = self.client.post(
-            self.url,
-            json={"model": self.model, "temperature": 0, "messages": [{"role": "user", "content": content}]},
-        )
-        if r.status_code != 200:
-            raise RuntimeError(f"judge at {self.url} answered {r.status_code}: {r.text[:200]}")
-        return parse_judgement(r.json()["choices"][0]["message"]["content"])
+        return parse_judgement(self.chat.complete([{"role": "user", "content": content}], temperature=0))
 
 
 def parse_judgement(text: str) -> float:

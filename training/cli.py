@@ -24,6 +24,11 @@ def train_command(
     w_format: float = typer.Option(None, help="weight of R_format"),
     ssim_share: float = typer.Option(None, help="SSIM's share of R_sem; the rest is 1-LPIPS (needs weights)"),
     seed: int = typer.Option(None),
+    use_vllm: bool = typer.Option(
+        None, "--use-vllm/--no-vllm", help="GRPO generation through trl's vLLM (GPU)"
+    ),
+    vllm_mode: str = typer.Option(None, help="colocate | server (with `trl vllm-serve`)"),
+    vllm_server_base_url: str = typer.Option(None, help="server mode: e.g. http://10.0.0.5:8000"),
     resume: bool = typer.Option(False, help="continue each stage from its last saved checkpoint"),
 ) -> None:
     """SFT cold start, then render-aware GRPO; saves a checkpoint predict_next and wm eval load."""
@@ -46,6 +51,9 @@ def train_command(
             max_completion_length=max_completion_length,
             max_train_examples=max_train_examples,
             seed=seed,
+            use_vllm=use_vllm,
+            vllm_mode=vllm_mode,
+            vllm_server_base_url=vllm_server_base_url,
         )
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e

@@ -46,6 +46,13 @@ class TrainConfig:
     max_completion_length: int = 256
     temperature: float = 1.0
     beta: float = 0.0
+    # Generation through trl's vLLM integration (GPU only, needs `pip install vllm`):
+    # "colocate" runs vLLM inside the training processes, "server" talks to `trl vllm-serve`.
+    use_vllm: bool = False
+    vllm_mode: str = "colocate"
+    vllm_server_base_url: str | None = None
+    vllm_gpu_memory_utilization: float = 0.3
+    vllm_tensor_parallel_size: int = 1
     rewards: RewardWeights = field(default_factory=RewardWeights)
     # tiny model shape (tiny preset only)
     tiny_hidden: int = 128
@@ -79,6 +86,7 @@ PRESETS: dict[str, TrainConfig] = {
         gradient_checkpointing=True,
         save_steps=200,
         max_prompt_html_chars=12000,
+        vllm_mode="colocate",  # turn on with --use-vllm where vLLM is installed
     ),
 }
 
@@ -89,5 +97,7 @@ def preset(name: str, **overrides) -> TrainConfig:
     unknown = set(overrides) - set(TrainConfig.__dataclass_fields__)
     if unknown:
         raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
+    if overrides.get("vllm_mode") not in (None, "colocate", "server"):
+        raise ValueError(f"vllm_mode {overrides['vllm_mode']!r} is not colocate or server")
     # a deep copy: changing the returned config (its reward weights too) never changes the preset
     return replace(copy.deepcopy(PRESETS[name]), **{k: v for k, v in overrides.items() if v is not None})

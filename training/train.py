@@ -102,6 +102,26 @@ def run_sft(cfg: TrainConfig, model, processor, examples, steps: int, out: Path,
     return trainer, result
 
 
+def vllm_args(cfg: TrainConfig) -> dict:
+    """GRPOConfig's vLLM fields when cfg.use_vllm; a clear error where vLLM cannot run."""
+    if not cfg.use_vllm:
+        return {}
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        raise ValueError("--use-vllm needs vLLM installed (pip install vllm) on a CUDA machine")
+    if _cpu(cfg):
+        raise ValueError("--use-vllm generates on GPUs; this run is on the CPU")
+    out = dict(
+        use_vllm=True, vllm_mode=cfg.vllm_mode, vllm_tensor_parallel_size=cfg.vllm_tensor_parallel_size
+    )
+    if cfg.vllm_mode == "colocate":
+        out["vllm_gpu_memory_utilization"] = cfg.vllm_gpu_memory_utilization
+    elif cfg.vllm_server_base_url:
+        out["vllm_server_base_url"] = cfg.vllm_server_base_url
+    return out
+
+
 def run_grpo(
     cfg: TrainConfig, model, processor, examples, steps: int, out: Path, resume: bool = False, renderer=None
 ):
@@ -120,6 +140,7 @@ def run_grpo(
         reward_weights=[w.semantic, w.action, w.format],
         remove_unused_columns=False,
         log_completions=False,
+        **vllm_args(cfg),
         **_common_args(cfg),
     )
     trainer = GRPOTrainer(

@@ -1,8 +1,13 @@
 """A renderable-code GUI world model: predict the next screen as HTML, then render it.
 
 Everything a user needs is importable from here: the typed records, the WorldModel object,
-the one-line `predict_next`, the corpus loader and the renderer types.
+the one-line `predict_next`, the corpus loader and the renderer types. The planning layer
+(Lookahead, ImaginedEnv, scorers), which sits above this one, is re-exported lazily: its names
+resolve on first use, so importing `worldmodel` never imports `planning`, and no module of this
+package depends on it.
 """
+
+import importlib
 
 from render import Renderer, RenderError, Viewport
 
@@ -11,6 +16,25 @@ from .model import WorldModel, as_world_model
 from .predict import clear_cache, predict_many, predict_next
 from .spec import ModelSpec, SpecError, parse_spec
 from .types import ACTION_TYPES, Action, Prediction, Query, Screen, Transition
+
+_PLANNING = (
+    "Candidate",
+    "GoalTextScorer",
+    "ImaginedEnv",
+    "Lookahead",
+    "MiniWoBAgent",
+    "Ranked",
+    "ValueScorer",
+    "VLMJudgeScorer",
+    "as_agent",
+)
+
+
+def __getattr__(name: str):
+    if name in _PLANNING:
+        return getattr(importlib.import_module("planning"), name)
+    raise AttributeError(f"module 'worldmodel' has no attribute {name!r}")
+
 
 __all__ = [
     "ACTION_TYPES",
@@ -33,4 +57,5 @@ __all__ = [
     "parse_spec",
     "predict_many",
     "predict_next",
+    *_PLANNING,
 ]

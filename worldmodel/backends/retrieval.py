@@ -65,9 +65,9 @@ class RetrievalBackend:
         return cls.from_corpus(spec.arg or None, split)
 
     def complete(self, queries: list[Query]) -> list[str]:
-        out = []
-        for q in queries:
-            f = features(q.screen, q.action)
-            d = ((self.keys - f) ** 2).sum(1)
-            out.append(self.next_html[int(np.argmin(d))])
-        return out
+        if not queries:
+            return []
+        f = np.stack([features(q.screen, q.action) for q in queries])
+        # squared distances of every query to every key, as one matrix product
+        d = (f**2).sum(1)[:, None] - 2 * f @ self.keys.T + (self.keys**2).sum(1)[None, :]
+        return [self.next_html[int(i)] for i in np.argmin(d, axis=1)]
