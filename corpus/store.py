@@ -33,6 +33,8 @@ from worldmodel.dataset import (  # noqa: F401 - the corpus stage's readers, re-
 )
 from worldmodel.types import Transition
 
+from .card import dataset_card
+
 _VERSION_PREFIX = ".{name}.v-"
 
 
@@ -84,6 +86,7 @@ def save_corpus(
     if missing:
         raise ValueError(f"no split given for app(s): {', '.join(sorted(missing))}")
     dd = build_dataset(transitions, splits)
+    card = dataset_card(dd, transitions, splits)
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists() and not out.is_dir():
@@ -91,17 +94,22 @@ def save_corpus(
     step = on_step or (lambda _name: None)
     clean_leftovers(out)
     if out.is_dir() and not out.is_symlink():
-        _swap_real_folder(dd, out, step)
+        _swap_real_folder(dd, card, out, step)
     else:
-        _swap_link(dd, out, step)
+        _swap_link(dd, card, out, step)
     return dd
 
 
-def _swap_real_folder(dd, out: Path, step) -> None:
+def _write(dd, card: str, folder: Path) -> None:
+    dd.save_to_disk(str(folder))
+    (folder / "README.md").write_text(card, encoding="utf-8")
+
+
+def _swap_real_folder(dd, card: str, out: Path, step) -> None:
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    dd.save_to_disk(str(tmp))
+    _write(dd, card, tmp)
     step("written")
     out.rename(old)
     step("old_moved")
@@ -110,10 +118,10 @@ def _swap_real_folder(dd, out: Path, step) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _swap_link(dd, out: Path, step) -> None:
+def _swap_link(dd, card: str, out: Path, step) -> None:
     prefix = _VERSION_PREFIX.format(name=out.name)
     version = out.with_name(f"{prefix}{time.time_ns()}-{os.getpid()}")
-    dd.save_to_disk(str(version))
+    _write(dd, card, version)
     step("written")
     link = out.with_name(f".{out.name}.link-{os.getpid()}")
     if link.is_symlink() or link.exists():

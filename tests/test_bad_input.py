@@ -246,3 +246,14 @@ def test_stale_temp_folders_of_dead_processes_are_removed(tmp_path):
     removed = clean_leftovers(path)
     assert {p.name for p in removed} == {f".c.tmp-{dead}", f".c.v-1-{dead}"}
     assert len(load_corpus(path)["train"]) == 3
+
+
+def test_a_saved_corpus_carries_its_dataset_card(tmp_path):
+    ts = _transitions(n=3, app="miniwob-demo") + _transitions(n=2, app="phone-x")
+    for t in ts[:3]:
+        t.meta["html_ssim"] = 0.99
+    save_corpus(ts, tmp_path / "c", splits={"miniwob-demo": "train", "phone-x": "test"})
+    card = (tmp_path / "c" / "README.md").read_text()
+    assert "| miniwob-demo | train | 3 | miniwob | MIT" in card and "0.9900" in card
+    assert "| phone-x | test | 2 | phone | Apache-2.0" in card
+    assert "| action | struct{type, x, y, direction, text, key, app} |" in card

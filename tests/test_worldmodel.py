@@ -194,5 +194,44 @@ def test_wm_eval_reports_every_figure(tmp_path):
         assert b["text_f1"] is not None and b["element_f1"] is not None and b["latency_s"] > 0
         assert "copy_correlation" in b and str(b["lpips"]).startswith("unavailable")
     assert fig["backends"]["copy"]["ssim"] == pytest.approx(fig["copy_baseline"]["ssim"], abs=0.02)
-    report = (tmp_path / "report.html").read_text()
-    assert report.count("<tr>") == 7 and (tmp_path / "images" / "0-next.png").exists()
+    _check_report_in_chromium(tmp_path / "report.html", ["copy", "retrieval"], 6)
+
+
+def _check_report_in_chromium(report, names, n):
+    """Open the report as a person would and read what it shows."""
+    from playwright.sync_api import sync_playwright
+
+    from render.sandbox import CHROMIUM_ARGS, chromium_path
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        page = b.new_page()
+        page.goto(report.as_uri())
+        summary = page.locator("#summary tr").all_inner_texts()
+        assert summary[1].startswith("screenshot copy baseline") and len(summary) == 2 + len(names)
+        assert any(r.startswith("copy") for r in summary) and any(r.startswith("retrieval") for r in summary)
+        assert page.locator("#bars rect.bar").count() >= len(names)  # gain per backend and app
+        assert page.locator("svg.scatter").count() == len(names)
+        assert page.locator("svg.scatter circle.dot").count() == n * len(names)
+        rows = page.locator("#rows > tr")
+        assert rows.count() == n
+        # every picture loaded: the action drawn on the current screen, the real next, renders, heat maps
+        broken = page.evaluate(
+            "Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).length"
+        )
+        assert broken == 0 and page.locator("img[alt='difference heat map']").count() == n * len(names)
+        # sorting by a backend's gain puts the rows in that order
+        page.select_option("#sort", index=2)
+        gains = [
+            float(x)
+            for x in page.eval_on_selector_all("#rows > tr", "rs => rs.map(r => r.dataset.gainRetrieval)")
+        ]
+        assert gains == sorted(gains)
+        # filtering by app hides the others
+        app = page.locator("#app option").nth(1).inner_text()
+        page.select_option("#app", label=app)
+        shown = page.eval_on_selector_all(
+            "#rows > tr", "rs => rs.filter(r => r.style.display !== 'none').map(r => r.dataset.app)"
+        )
+        assert shown and set(shown) == {app}
+        b.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html as htmllib
 import json
 import math
 from collections.abc import Sequence
@@ -15,6 +14,7 @@ from render.metrics import LPIPS, MetricUnavailable, element_f1, ssim, text_f1
 
 from .backends import Backend
 from .model import WorldModel
+from .report import heat_map, write_report
 from .types import Query, Transition
 
 
@@ -84,11 +84,13 @@ def evaluate(
                     per["element_f1"].append(element_f1(p.boxes, ref_boxes[i]))
                 elif ref_boxes[i] is not None:
                     per["element_f1"].append(0.0)
-                if out:
+                rows[i][name] = {"ssim": sc, "gain": sc - copy_ssim[i], "error": p.render_error, "img": None}
+                if out and p.ok:
                     img = out / "images" / f"{i}-{_slug(name)}.png"
-                    if p.ok:
-                        p.image.save(img)
-                    rows[i][name] = {"img": img.name if p.ok else None, "ssim": sc, "error": p.render_error}
+                    p.image.save(img)
+                    heat = img.with_name(f"{i}-{_slug(name)}-diff.png")
+                    heat_map(p.image, t.next_screen.image).save(heat)
+                    rows[i][name].update(img=img.name, heat=heat.name)
         figures["backends"][name] = {
             "ssim": _mean(per["ssim"]),
             "lpips": _mean(per["lpips"]) if lpips is not None else f"unavailable: {lpips_note}",
@@ -99,38 +101,15 @@ def evaluate(
             "gain_over_copy": _mean(per["gain"]),
             "copy_correlation": _pearson(copy_ssim, per["gain"]),
         }
+    if "copy" in figures["backends"]:
+        base = figures["backends"]["copy"]["ssim"]
+        for f in figures["backends"].values():
+            f["gain_over_copy_backend"] = None if f["ssim"] is None or base is None else f["ssim"] - base
     if out:
-        for i, t in enumerate(transitions):
-            t.screen.image.save(out / "images" / f"{i}-current.png")
-            t.next_screen.image.save(out / "images" / f"{i}-next.png")
         (out / "figures.json").write_text(json.dumps(figures, indent=2))
-        (out / "report.html").write_text(_report(figures, transitions, rows, list(backends), copy_ssim))
+        write_report(out, figures, transitions, rows, list(backends), copy_ssim)
     return figures
 
 
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name)[:40]
-
-
-def _report(figures, transitions, rows, names, copy_ssim) -> str:
-    head = "".join(f"<th>{htmllib.escape(n)}</th>" for n in names)
-    body = []
-    for i, t in enumerate(transitions):
-        cells = [
-            f'<td><img src="images/{i}-current.png"><br>{htmllib.escape(t.action.describe())}</td>',
-            f'<td><img src="images/{i}-next.png"><br>copy SSIM {copy_ssim[i]:.3f}</td>',
-        ]
-        for n in names:
-            r = rows[i].get(n, {})
-            if r.get("img"):
-                cells.append(f'<td><img src="images/{r["img"]}"><br>SSIM {r["ssim"]:.3f}</td>')
-            else:
-                cells.append(f"<td>render failed: {htmllib.escape(str(r.get('error')))}</td>")
-        body.append(f"<tr><td>{i}<br>{htmllib.escape(t.app)}</td>{''.join(cells)}</tr>")
-    return (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>wm eval</title><style>"
-        "img{max-width:220px;border:1px solid #ccc}td{vertical-align:top;font:12px sans-serif;padding:4px}"
-        "</style></head><body><h1>World-model evaluation</h1>"
-        f"<pre>{htmllib.escape(json.dumps(figures, indent=2))}</pre><table><tr><th>#</th><th>current + action</th>"
-        f"<th>real next</th>{head}</tr>{''.join(body)}</table></body></html>"
-    )

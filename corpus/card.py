@@ -1,0 +1,98 @@
+"""The dataset card every saved corpus carries: README.md with what a reader of the folder needs.
+
+Written into the corpus folder before it is swapped in, so the card always describes the data
+beside it: features, splits, apps and their sources and licences, and how faithfully the
+captured HTML renders back to its screenshots.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+# Licence of the pages or data each source comes from (an app's own licence, if it gave one, wins).
+SOURCE_LICENCES = {
+    "web": "see the app's licence",
+    "phone": "Apache-2.0 (this project's phone app)",
+    "miniwob": "MIT (MiniWoB++, Farama Foundation)",
+    "android": "Apache-2.0 (AndroidControl; a11y protos from android_env, Apache-2.0)",
+}
+
+
+def _source(t) -> str:
+    src = t.meta.get("source") or "web"
+    if src == "web" and t.app.startswith(("phone-", "miniwob-")):
+        return t.app.split("-", 1)[0]
+    return src
+
+
+def dataset_card(dd, transitions, splits: dict[str, str]) -> str:
+    """Markdown for a corpus: its features, splits, apps (source, licence, fidelity) and totals."""
+    per_app = defaultdict(list)
+    for t in transitions:
+        per_app[t.app].append(t)
+    lines = [
+        "---",
+        "license: other",
+        "task_categories: [image-to-text]",
+        "tags: [gui, world-model, html, offline-rl]",
+        "---",
+        "",
+        "# GUI world-model corpus",
+        "",
+        "Each row is one recorded step: the screen (screenshot and its captured HTML), the action,",
+        "the real next screen (screenshot and HTML), the goal, and where it came from. Splits hold",
+        "whole apps, so a test app is never seen in training. Load it with",
+        "`worldmodel.load_corpus(PATH)` or `datasets.load_from_disk(PATH)`.",
+        "",
+        "## Splits",
+        "",
+        "| split | transitions | apps |",
+        "| --- | --- | --- |",
+    ]
+    for name, ds in dd.items():
+        apps = sorted({a for a, s in splits.items() if s == name and a in per_app})
+        lines.append(f"| {name} | {len(ds)} | {len(apps)} |")
+    lines += [
+        "",
+        "## Apps",
+        "",
+        "Capture fidelity: SSIM of the captured HTML, rendered in the sandbox, against its own",
+        "next-screen screenshot (1 = identical; blank where it was not measured).",
+        "",
+        "| app | split | transitions | source | licence | capture SSIM mean | min |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for app in sorted(per_app):
+        ts = per_app[app]
+        src = Counter(_source(t) for t in ts).most_common(1)[0][0]
+        lic = ts[0].meta.get("licence") or SOURCE_LICENCES.get(src, "unknown")
+        fid = [float(t.meta["html_ssim"]) for t in ts if _finite(t.meta.get("html_ssim"))]
+        mean = f"{sum(fid) / len(fid):.4f}" if fid else ""
+        low = f"{min(fid):.4f}" if fid else ""
+        lines.append(f"| {app} | {splits[app]} | {len(ts)} | {src} | {lic} | {mean} | {low} |")
+    actions = Counter(t.action.type for t in transitions)
+    lines += [
+        "",
+        "## Actions",
+        "",
+        ", ".join(f"{k}: {v}" for k, v in sorted(actions.items())),
+        "",
+        "## Features",
+        "",
+        "| column | type |",
+        "| --- | --- |",
+    ]
+    first = next(iter(dd.values()))
+    for name, feat in first.features.items():
+        kind = feat.__class__.__name__ if not isinstance(feat, dict) else "struct{" + ", ".join(feat) + "}"
+        dtype = getattr(feat, "dtype", "")
+        lines.append(f"| {name} | {kind}{f' ({dtype})' if dtype and kind == 'Value' else ''} |")
+    return "\n".join(lines) + "\n"
+
+
+def _finite(v) -> bool:
+    try:
+        return v is not None and math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
