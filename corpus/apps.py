@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from render import Viewport
+from render import PHONE_HEIGHT, PHONE_WIDTH, Viewport
 
 ORIGIN = "http://wm.local"
 PHONE_DIR = Path(__file__).parent / "apps" / "phone"
@@ -56,7 +56,10 @@ def phone_app(app: str = "notes", seed: int = 1) -> AppSpec:
     if app not in PHONE_APPS + ("launcher",):
         raise ValueError(f"phone app {app!r} is not one of {PHONE_APPS}")
     return AppSpec(
-        f"phone-{app}", f"{ORIGIN}/phone/index.html?seed={seed}#/{app}", Viewport(360, 640), "phone"
+        f"phone-{app}",
+        f"{ORIGIN}/phone/index.html?seed={seed}#/{app}",
+        Viewport(PHONE_WIDTH, PHONE_HEIGHT),
+        "phone",
     )
 
 

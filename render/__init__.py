@@ -1,5 +1,25 @@
 """Sandboxed HTML rendering and render-fidelity metrics."""
 
-from .renderer import Box, Renderer, RenderError, RenderResult, Viewport, default_renderer, render_html
+from .renderer import (
+    PHONE_HEIGHT,
+    PHONE_WIDTH,
+    Box,
+    Renderer,
+    RenderError,
+    RenderResult,
+    Viewport,
+    default_renderer,
+    render_html,
+)
 
-__all__ = ["Box", "Renderer", "RenderError", "RenderResult", "Viewport", "default_renderer", "render_html"]
+__all__ = [
+    "PHONE_HEIGHT",
+    "PHONE_WIDTH",
+    "Box",
+    "Renderer",
+    "RenderError",
+    "RenderResult",
+    "Viewport",
+    "default_renderer",
+    "render_html",
+]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .renderer import Renderer, Viewport
+from .renderer import PHONE_HEIGHT, PHONE_WIDTH, Renderer, Viewport
 
 
 def _read_page(page: Path) -> str:
@@ -25,8 +25,8 @@ def _read_page(page: Path) -> str:
 def render_command(
     page: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True, help="HTML file to render"),
     out: Path = typer.Option(..., "-o", "--out", dir_okay=False, help="PNG to write (folders are made)"),
-    width: int = typer.Option(360, min=16, max=8192, help="CSS viewport width"),
-    height: int = typer.Option(640, min=16, max=8192, help="CSS viewport height"),
+    width: int = typer.Option(PHONE_WIDTH, min=16, max=8192, help="CSS viewport width"),
+    height: int = typer.Option(PHONE_HEIGHT, min=16, max=8192, help="CSS viewport height"),
     scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor"),
     timeout: float = typer.Option(10.0, min=0.1, max=600.0, help="seconds before the page is abandoned"),
     scripts: bool = typer.Option(False, help="let page scripts run (time-limited; off for model output)"),

@@ -40,6 +40,8 @@ from PIL import Image
 from .sandbox import NO_WEBRTC_JS, SHELL_URL, chromium_args, chromium_path, shell_response
 from .watchdog import MemoryWatchdog
 
+# The default screen: a phone in CSS pixels (what the phone app, the CLI and render_html assume).
+PHONE_WIDTH, PHONE_HEIGHT = 360, 640
 # Seconds beyond the per-render limit a caller waits before its call is abandoned.
 CALL_SLACK_S = 20.0
 PAGE_CLOSE_S = 3.0
@@ -202,6 +204,7 @@ class Renderer:
         self._sems: dict[float, asyncio.Semaphore] = {}
         self._ours: set = set()
         self._lock: asyncio.Lock | None = None
+        self._page_lock: asyncio.Lock | None = None
         self._generation = 0
         # scripts are the only way a page's memory outgrows its (size-capped) markup
         self._watchdog = MemoryWatchdog(max_renderer_mb if allow_scripts else None)
@@ -330,7 +333,7 @@ class Renderer:
     async def _context(self, scale: float):
         if scale not in self._contexts:
             ctx = await self._browser.new_context(
-                viewport={"width": 360, "height": 640},
+                viewport={"width": PHONE_WIDTH, "height": PHONE_HEIGHT},
                 device_scale_factor=scale,
                 java_script_enabled=self.allow_scripts,
                 service_workers="block",
@@ -361,6 +364,14 @@ class Renderer:
         await route.abort("blockedbyclient")
 
     async def _new_slot(self, vp: Viewport) -> _Slot:
+        # One page at a time: pages that start navigating together are put in one renderer
+        # process, where their renders then queue on one main thread (measured: 0.65x throughput).
+        if self._page_lock is None:
+            self._page_lock = asyncio.Lock()
+        async with self._page_lock:
+            return await self._open_slot(vp)
+
+    async def _open_slot(self, vp: Viewport) -> _Slot:
         ctx = await self._context(vp.device_scale_factor)
         page = await ctx.new_page()
         # sized before its first document: a resize racing the first frames can tile stale paint
@@ -509,7 +520,9 @@ def default_renderer() -> Renderer:
         return _default
 
 
-def render_html(html: str, viewport: Viewport | tuple[int, int] = (360, 640)) -> RenderResult:
+def render_html(
+    html: str, viewport: Viewport | tuple[int, int] = (PHONE_WIDTH, PHONE_HEIGHT)
+) -> RenderResult:
     """Render `html` at `viewport` (a Viewport or (width, height)) with the shared renderer."""
     if not isinstance(viewport, Viewport):
         viewport = Viewport(*viewport)
