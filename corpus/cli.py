@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import math
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 import typer
@@ -115,8 +114,13 @@ def import_android_cmd(
 
 
 @app.command("stats")
-def stats(path: Path = typer.Argument(None, help="corpus folder (default: the bundled corpus)")) -> None:
-    """Counts per split, app and action type, and the fidelity of the ground-truth HTML."""
+def stats(
+    path: Path = typer.Argument(None, help="corpus folder (default: the bundled corpus)"),
+    fidelity: bool = typer.Option(True, help="render every screen's captured HTML and score it against its screenshot"),
+    worst: int = typer.Option(5, min=0, help="write this many worst-captured screens as side-by-side PNGs"),
+    out: Path = typer.Option(Path("runs/stats"), "-o", "--out", file_okay=False, help="where the worst screens go"),
+) -> None:
+    """Counts per split, app and action type, and how faithfully each app's captured HTML renders."""
     from .store import CorpusError, load_corpus
 
     try:
@@ -125,25 +129,30 @@ def stats(path: Path = typer.Argument(None, help="corpus folder (default: the bu
         raise typer.BadParameter(str(e), param_hint="PATH") from None
     report = {}
     for split, ds in dd.items():
-        cols = ds.select_columns(["app", "action_type", "html_ssim"])
+        cols = ds.select_columns(["app", "action_type"])
         apps, types = Counter(cols["app"]), Counter(cols["action_type"])
-        fid = defaultdict(list)
-        for a, s in zip(cols["app"], cols["html_ssim"]):
-            if s is not None and not math.isnan(s):
-                fid[a].append(s)
-        allf = [s for v in fid.values() for s in v]
-        report[split] = {
-            "transitions": len(ds),
-            "apps": dict(apps),
-            "action_types": dict(types),
-            "mean_html_ssim": sum(allf) / len(allf) if allf else None,
-        }
-        typer.echo(
-            f"[{split}] {len(ds)} transitions, mean ground-truth HTML SSIM "
-            + (f"{report[split]['mean_html_ssim']:.4f}" if allf else "n/a")
-        )
-        for a, n in sorted(apps.items()):
-            f = fid.get(a)
-            typer.echo(f"  {a:36s} {n:5d}   SSIM {sum(f) / len(f):.4f}" if f else f"  {a:36s} {n:5d}")
+        report[split] = {"transitions": len(ds), "apps": dict(apps), "action_types": dict(types)}
+        typer.echo(f"[{split}] {len(ds)} transitions, {len(apps)} apps")
         typer.echo("  actions: " + ", ".join(f"{k}={v}" for k, v in sorted(types.items())))
+    if fidelity:
+        from .fidelity import capture_fidelity, write_worst
+
+        per_app, rows = capture_fidelity(dd)
+        typer.echo("capture fidelity (captured HTML rendered in the sandbox vs its own screenshot):")
+        typer.echo(f"  {'app':34s} {'screens':>7s} {'blurSSIM mean':>13s} {'min':>6s} {'px off mean':>11s} {'max':>6s}")
+        for app, f in sorted(per_app.items()):
+            typer.echo(
+                f"  {app:34s} {f['screens']:7d} {f['blur_ssim_mean']:13.4f} {f['blur_ssim_min']:6.3f}"
+                f" {f['pixels_off_mean']:11.2%} {f['pixels_off_max']:6.1%}"
+            )
+        allf = [r for r in rows if r["error"] is None]
+        if allf:
+            mean_b = sum(r["blur_ssim"] for r in allf) / len(allf)
+            mean_p = sum(r["pixels_off"] for r in allf) / len(allf)
+            typer.echo(f"  all apps: blurred SSIM {mean_b:.4f}, pixels off {mean_p:.2%}, render failures {len(rows) - len(allf)}")
+        for split in report:
+            report[split]["capture"] = {a: f for a, f in per_app.items() if a in report[split]["apps"]}
+        if worst:
+            for p in write_worst(rows, worst, out):
+                typer.echo(f"  worst: {p}")
     typer.echo(json.dumps(report))

@@ -17,7 +17,7 @@ from bs4 import BeautifulSoup
 from PIL import Image
 
 from render import Renderer, RenderError, Viewport
-from render.metrics import psnr, ssim
+from render.metrics import fidelity, psnr
 
 # A coder revises html given the screenshot and the last round's feedback.
 Coder = Callable[[Image.Image, str, dict], str]
@@ -38,8 +38,8 @@ def score_html(html: str, screenshot: Image.Image, renderer: Renderer, viewport:
     try:
         res = renderer.render(html, viewport)
     except RenderError as e:
-        return {"ssim": -1.0, "psnr": 0.0, "error": str(e)}
-    return {"ssim": ssim(res.image, screenshot), "psnr": psnr(res.image, screenshot)}
+        return {"ssim": -1.0, "blur_ssim": -1.0, "pixels_off": 1.0, "psnr": 0.0, "error": str(e)}
+    return {**fidelity(res.image, screenshot), "psnr": psnr(res.image, screenshot)}
 
 
 def revise_until(

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from PIL import Image
 import tfrecord
 from typer.testing import CliRunner
 
@@ -230,10 +231,14 @@ def test_missing_android_file_is_named(tmp_path):
         list(import_android(tmp_path / "nope.tfrecord"))
 
 
-def test_stats_on_bundled_corpus():
-    res = CliRunner().invoke(cli, ["corpus", "stats"])
+def test_stats_on_bundled_corpus(tmp_path):
+    res = CliRunner().invoke(cli, ["corpus", "stats", "--worst", "2", "-o", str(tmp_path)])
     assert res.exit_code == 0, res.output
     report = json.loads(res.output.strip().splitlines()[-1])
     assert report["train"]["transitions"] > 100 and report["test"]["transitions"] > 10
     assert set(report["train"]["apps"]).isdisjoint(report["test"]["apps"])
-    assert report["train"]["mean_html_ssim"] > 0.95
+    cap = report["train"]["capture"]
+    assert set(cap) == set(report["train"]["apps"])
+    assert all(c["blur_ssim_mean"] > 0.95 and c["pixels_off_mean"] < 0.02 for c in cap.values())
+    worst = [line.split("worst: ")[1] for line in res.output.splitlines() if "worst: " in line]
+    assert len(worst) == 2 and all(Image.open(p).size[0] > 300 for p in worst)

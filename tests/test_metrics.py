@@ -65,3 +65,16 @@ def test_lpips_without_weights_says_why(monkeypatch):
         LPIPS()
     with pytest.raises(MetricUnavailable, match="no/such/alexnet.pth"):
         LPIPS("no/such/alexnet.pth")
+
+
+def test_blurred_ssim_forgives_a_shift_that_plain_ssim_punishes():
+    from render.metrics import blur_ssim, pixels_off, ssim
+
+    rng = np.random.default_rng(0)
+    # a fine background texture, as on the todo apps: a 1-pixel shift vs the texture missing
+    tex = (rng.random((120, 120, 1)) * 60 + 180).astype(np.uint8).repeat(3, 2)
+    shifted, flat = np.roll(tex, 1, axis=1), np.full_like(tex, 210)
+    assert ssim(shifted, tex) < ssim(flat, tex)  # plain SSIM prefers the missing texture
+    assert blur_ssim(shifted, tex) > blur_ssim(flat, tex)  # the blurred one does not
+    assert pixels_off(tex, tex) == 0.0 and 0 < pixels_off(flat, tex) < 1
+    assert blur_ssim(tex, tex) == pytest.approx(1.0)

@@ -23,6 +23,7 @@ def train_command(
     w_act: float = typer.Option(None, help="weight of R_act"),
     w_format: float = typer.Option(None, help="weight of R_format"),
     ssim_share: float = typer.Option(None, help="SSIM's share of R_sem; the rest is 1-LPIPS (needs weights)"),
+    sem_metric: str = typer.Option(None, help="R_sem's structural score: ssim | blur_ssim (shift-tolerant)"),
     seed: int = typer.Option(None),
     use_vllm: bool = typer.Option(
         None, "--use-vllm/--no-vllm", help="GRPO generation through trl's vLLM (GPU)"
@@ -36,6 +37,9 @@ def train_command(
 
     from .config import preset as make_preset
     from .train import train
+
+    if sem_metric not in (None, "ssim", "blur_ssim"):
+        raise typer.BadParameter(f"{sem_metric!r} is not ssim or blur_ssim", param_hint="--sem-metric")
 
     try:
         cfg = make_preset(
@@ -62,7 +66,9 @@ def train_command(
         w,
         **{
             k: v
-            for k, v in dict(semantic=w_sem, action=w_act, format=w_format, ssim_share=ssim_share).items()
+            for k, v in dict(
+                semantic=w_sem, action=w_act, format=w_format, ssim_share=ssim_share, sem_metric=sem_metric
+            ).items()
             if v is not None
         },
     )

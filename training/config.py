@@ -17,6 +17,8 @@ class RewardWeights:
     format: float = 0.25
     # inside R_sem: SSIM's share; the rest goes to 1 - LPIPS when LPIPS weights are available
     ssim_share: float = 1.0
+    # which structural score R_sem uses: "ssim" (full resolution) or "blur_ssim" (shift-tolerant)
+    sem_metric: str = "ssim"
 
 
 @dataclass

@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image
 
 from render import Renderer, RenderError, RenderResult, Viewport, default_renderer
-from render.metrics import LPIPS, MetricUnavailable, ssim_many, to_array, visible_text
+from render.metrics import LPIPS, MetricUnavailable, blur_ssim, ssim, ssim_many, to_array, visible_text
 from worldmodel.extract import extract_html, root_size
 from worldmodel.types import Action
 
@@ -88,8 +88,12 @@ class SemanticReward(_RenderedReward):
         ssim_share: float = 1.0,
         lpips: LPIPS | None = None,
         shared: SharedRenders | None = None,
+        metric: str = "ssim",
     ):
         super().__init__(renderer, shared)
+        if metric not in SEM_METRICS:
+            raise ValueError(f"R_sem metric {metric!r} is not one of {', '.join(SEM_METRICS)}")
+        self.metric = SEM_METRICS[metric]
         self.ssim_share = ssim_share
         self.lpips = lpips
         if ssim_share < 1.0 and lpips is None:
@@ -102,7 +106,7 @@ class SemanticReward(_RenderedReward):
         rendered = self._render_all(completions, width, height, scale)
         ok = [i for i, (_, _, res) in enumerate(rendered) if res is not None]
         refs = {i: self.shared.ref(2 * i, next_screen[i]) for i in ok}
-        scores = dict(zip(ok, ssim_many([(rendered[i][2].image, refs[i]) for i in ok])))
+        scores = dict(zip(ok, ssim_many([(rendered[i][2].image, refs[i]) for i in ok], metric=self.metric)))
         out = []
         for i in range(len(rendered)):
             if i not in scores:
@@ -113,6 +117,9 @@ class SemanticReward(_RenderedReward):
                 v += (1 - self.ssim_share) * max(0.0, 1.0 - self.lpips(rendered[i][2].image, refs[i]))
             out.append(float(v))
         return out
+
+
+SEM_METRICS = {"ssim": ssim, "blur_ssim": blur_ssim}
 
 
 def _changed(a: np.ndarray, b: np.ndarray, box=None, tol: int = 24) -> float:
@@ -188,11 +195,11 @@ class FormatReward(_RenderedReward):
         return out
 
 
-def reward_functions(renderer: Renderer | None = None, ssim_share: float = 1.0):
+def reward_functions(renderer: Renderer | None = None, ssim_share: float = 1.0, sem_metric: str = "ssim"):
     """R_sem, R_act, R_format sharing one batch of renders."""
     shared = SharedRenders(renderer)
     return [
-        SemanticReward(ssim_share=ssim_share, shared=shared),
+        SemanticReward(ssim_share=ssim_share, shared=shared, metric=sem_metric),
         ActionReward(shared=shared),
         FormatReward(shared=shared),
     ]

@@ -145,7 +145,7 @@ def run_grpo(
     )
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=reward_functions(renderer, w.ssim_share),
+        reward_funcs=reward_functions(renderer, w.ssim_share, w.sem_metric),
         args=args,
         train_dataset=grpo_dataset(examples),
         processing_class=processor,

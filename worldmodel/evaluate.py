@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from render import Renderer, RenderError
-from render.metrics import LPIPS, MetricUnavailable, element_f1, ssim, text_f1
+from render.metrics import LPIPS, MetricUnavailable, blur_ssim, element_f1, pixels_off, ssim, text_f1
 
 from .backends import Backend
 from .model import WorldModel
@@ -56,14 +56,25 @@ def evaluate(
         None if isinstance(r, RenderError) or not t.next_screen.html else r.boxes
         for r, t in zip(ref, transitions)
     ]
-    figures: dict = {"n": len(transitions), "copy_baseline": {"ssim": _mean(copy_ssim)}, "backends": {}}
+    figures: dict = {
+        "n": len(transitions),
+        "copy_baseline": {
+            "ssim": _mean(copy_ssim),
+            "blur_ssim": _mean([blur_ssim(t.screen.array, t.next_screen.array) for t in transitions]),
+            "pixels_off": _mean([pixels_off(t.screen.array, t.next_screen.array) for t in transitions]),
+        },
+        "backends": {},
+    }
     if lpips is not None:
         figures["copy_baseline"]["lpips"] = _mean(
             [lpips(t.screen.array, t.next_screen.array) for t in transitions]
         )
     rows: dict[int, dict] = {i: {"i": i} for i in range(len(transitions))}
     for name, backend in backends.items():
-        per = {k: [] for k in ("ssim", "lpips", "text_f1", "element_f1", "latency_s", "failed", "gain")}
+        per = {
+            k: []
+            for k in ("ssim", "blur_ssim", "pixels_off", "lpips", "text_f1", "element_f1", "latency_s", "failed", "gain")
+        }
         for s in range(0, len(transitions), batch):
             chunk = transitions[s : s + batch]
             preds = WorldModel(backend, renderer).predict_many(
@@ -75,6 +86,8 @@ def evaluate(
                 per["failed"].append(0.0 if p.ok else 1.0)
                 sc = ssim(p.image, t.next_screen.array) if p.ok else 0.0
                 per["ssim"].append(sc)
+                per["blur_ssim"].append(blur_ssim(p.image, t.next_screen.array) if p.ok else 0.0)
+                per["pixels_off"].append(pixels_off(p.image, t.next_screen.array) if p.ok else 1.0)
                 per["gain"].append(sc - copy_ssim[i])
                 if lpips is not None:
                     per["lpips"].append(lpips(p.image, t.next_screen.array) if p.ok else 1.0)
@@ -93,6 +106,8 @@ def evaluate(
                     rows[i][name].update(img=img.name, heat=heat.name)
         figures["backends"][name] = {
             "ssim": _mean(per["ssim"]),
+            "blur_ssim": _mean(per["blur_ssim"]),
+            "pixels_off": _mean(per["pixels_off"]),
             "lpips": _mean(per["lpips"]) if lpips is not None else f"unavailable: {lpips_note}",
             "text_f1": _mean(per["text_f1"]),
             "element_f1": _mean(per["element_f1"]),

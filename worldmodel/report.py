@@ -21,6 +21,8 @@ from .prompt import draw_action
 
 METRICS = [
     ("ssim", "SSIM", "{:.3f}"),
+    ("blur_ssim", "blurred SSIM", "{:.3f}"),
+    ("pixels_off", "pixels off", "{:.1%}"),
     ("gain_over_copy", "gain vs screenshot copy", "{:+.3f}"),
     ("gain_over_copy_backend", "gain vs copy backend", "{:+.3f}"),
     ("text_f1", "text F1", "{:.3f}"),
