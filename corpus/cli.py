@@ -116,9 +116,13 @@ def import_android_cmd(
 @app.command("stats")
 def stats(
     path: Path = typer.Argument(None, help="corpus folder (default: the bundled corpus)"),
-    fidelity: bool = typer.Option(True, help="render every screen's captured HTML and score it against its screenshot"),
+    fidelity: bool = typer.Option(
+        True, help="render every screen's captured HTML and score it against its screenshot"
+    ),
     worst: int = typer.Option(5, min=0, help="write this many worst-captured screens as side-by-side PNGs"),
-    out: Path = typer.Option(Path("runs/stats"), "-o", "--out", file_okay=False, help="where the worst screens go"),
+    out: Path = typer.Option(
+        Path("runs/stats"), "-o", "--out", file_okay=False, help="where the worst screens go"
+    ),
 ) -> None:
     """Counts per split, app and action type, and how faithfully each app's captured HTML renders."""
     from .store import CorpusError, load_corpus
@@ -139,7 +143,9 @@ def stats(
 
         per_app, rows = capture_fidelity(dd)
         typer.echo("capture fidelity (captured HTML rendered in the sandbox vs its own screenshot):")
-        typer.echo(f"  {'app':34s} {'screens':>7s} {'blurSSIM mean':>13s} {'min':>6s} {'px off mean':>11s} {'max':>6s}")
+        typer.echo(
+            f"  {'app':34s} {'screens':>7s} {'blurSSIM mean':>13s} {'min':>6s} {'px off mean':>11s} {'max':>6s}"
+        )
         for app, f in sorted(per_app.items()):
             typer.echo(
                 f"  {app:34s} {f['screens']:7d} {f['blur_ssim_mean']:13.4f} {f['blur_ssim_min']:6.3f}"
@@ -149,7 +155,9 @@ def stats(
         if allf:
             mean_b = sum(r["blur_ssim"] for r in allf) / len(allf)
             mean_p = sum(r["pixels_off"] for r in allf) / len(allf)
-            typer.echo(f"  all apps: blurred SSIM {mean_b:.4f}, pixels off {mean_p:.2%}, render failures {len(rows) - len(allf)}")
+            typer.echo(
+                f"  all apps: blurred SSIM {mean_b:.4f}, pixels off {mean_p:.2%}, render failures {len(rows) - len(allf)}"
+            )
         for split in report:
             report[split]["capture"] = {a: f for a, f in per_app.items() if a in report[split]["apps"]}
         if worst:

@@ -50,7 +50,9 @@ def capture_fidelity(dd, renderer: Renderer | None = None, batch: int = 32):
                 if isinstance(res, RenderError):
                     row.update(error=str(res), blur_ssim=0.0, pixels_off=1.0, render=None)
                 else:
-                    row.update(blur_ssim=blur_ssim(res.image, s.array), pixels_off=pixels_off(res.image, s.array))
+                    row.update(
+                        blur_ssim=blur_ssim(res.image, s.array), pixels_off=pixels_off(res.image, s.array)
+                    )
                     row["render"] = res.image
                 rows.append(row)
     finally:
@@ -79,7 +81,9 @@ def write_worst(rows, n: int, out: Path) -> list[Path]:
     paths = []
     for r in sorted(rows, key=lambda x: -x["pixels_off"])[:n]:
         shot = r["screen"].image
-        rendered = Image.fromarray(r["render"]) if r["render"] is not None else Image.new("RGB", shot.size, "red")
+        rendered = (
+            Image.fromarray(r["render"]) if r["render"] is not None else Image.new("RGB", shot.size, "red")
+        )
         w, h = shot.size
         canvas = Image.new("RGB", (3 * w + 8, h), "white")
         canvas.paste(rendered.resize(shot.size), (0, 0))

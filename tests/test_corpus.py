@@ -4,8 +4,8 @@ import json
 
 import numpy as np
 import pytest
-from PIL import Image
 import tfrecord
+from PIL import Image
 from typer.testing import CliRunner
 
 from corpus.android import forest_class, import_android, tree_to_html, write_episode

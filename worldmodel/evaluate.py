@@ -73,7 +73,17 @@ def evaluate(
     for name, backend in backends.items():
         per = {
             k: []
-            for k in ("ssim", "blur_ssim", "pixels_off", "lpips", "text_f1", "element_f1", "latency_s", "failed", "gain")
+            for k in (
+                "ssim",
+                "blur_ssim",
+                "pixels_off",
+                "lpips",
+                "text_f1",
+                "element_f1",
+                "latency_s",
+                "failed",
+                "gain",
+            )
         }
         for s in range(0, len(transitions), batch):
             chunk = transitions[s : s + batch]
