@@ -6,14 +6,15 @@ import re
 
 from worldmodel.types import Action
 
-from .recorder import Element, StepContext
+from .recorder import Element, StepContext, leaves_app
 
 WORDS = ["milk", "hello", "trip", "report", "alice", "notes", "budget", "blue", "meeting", "ok"]
 
 
 def explore(ctx: StepContext) -> Action | None:
     """Random but plausible actions: mostly taps on what is clickable, some typing and scrolling."""
-    rng, els, s = ctx.rng, ctx.elements, ctx.screen.device_scale_factor
+    rng, s = ctx.rng, ctx.screen.device_scale_factor
+    els = [e for e in ctx.elements if not leaves_app(e.href, ctx.app)]
     inputs = [e for e in els if e.editable]
     taps = [e for e in els if not e.editable] or els
     r = rng.random()
@@ -33,6 +34,9 @@ def explore(ctx: StepContext) -> Action | None:
         if rows and r2 < 0.20:
             e = rng.choice(rows)
             return Action("long_press", x=e.x * s, y=e.y * s)
+    if ctx.app.kind == "web" and r > 0.85:  # pages scroll as a whole
+        w, h = ctx.screen.size
+        return Action("scroll", x=w / 2, y=h / 2, direction=rng.choice(["down", "down", "up"]))
     scrollable = [e for e in els if e.scrollable]
     if scrollable and r < 0.52:
         e = rng.choice(scrollable)

@@ -10,8 +10,26 @@ from typing import Any
 from render.sandbox import CHROMIUM_ARGS, chromium_path
 from worldmodel.types import Action, Screen, Transition
 
-from .apps import AppSpec, serve
+from .apps import ORIGIN, AppSpec, router
+from .capture import CAPTURE_JS, CAPTURE_OPTIONS
 from .snapshot import SNAPSHOT_JS
+
+CAPTURES = ("stylesheets", "computed")
+
+
+def recorder_args(loopback: bool) -> list[str]:
+    """The sandbox's flags; with `loopback`, the loopback interface is reachable (and nothing else)."""
+    if not loopback:
+        return list(CHROMIUM_ARGS)
+    out = []
+    for a in CHROMIUM_ARGS:
+        if a.startswith("--host-resolver-rules="):
+            a += ", EXCLUDE localhost"
+        elif a == "--proxy-bypass-list=<-loopback>":
+            continue  # loopback goes direct; everything else still meets the dead proxy
+        out.append(a)
+    return out
+
 
 _ELEMENTS_JS = """() => {
   const out = [];
@@ -29,6 +47,7 @@ _ELEMENTS_JS = """() => {
     const editable = (tag === 'input' && !['checkbox','radio','button','submit'].includes(type)) || tag === 'textarea';
     out.push({tag, type, editable, text: (el.innerText || el.value || el.getAttribute('aria-label') || '').trim().slice(0, 80),
               id: el.id, x: cx, y: cy, w: r.width, h: r.height,
+              href: (tag === 'a' && el.href && !el.href.startsWith('javascript:')) ? el.href : '',
               scrollable: el.scrollHeight > el.clientHeight + 4 && ['auto','scroll'].includes(cs.overflowY)});
   }
   return out;
@@ -47,6 +66,7 @@ class Element:
     w: float
     h: float
     scrollable: bool
+    href: str = ""
 
 
 @dataclass
@@ -67,10 +87,18 @@ Policy = Callable[[StepContext], "Action | None"]
 
 
 class Recorder:
-    """One Chromium for a whole recording session; a fresh context per episode."""
+    """One Chromium for a whole recording session; a fresh context per episode.
 
-    def __init__(self, settle_ms: int = 350):
-        self.settle_ms = settle_ms
+    `capture` chooses how a screen becomes HTML: "stylesheets" (the page's own CSS kept, with
+    its resources inlined: corpus/capture.py) or "computed" (per-element computed styles:
+    corpus/snapshot.py). `loopback=True` lets pages reach dev servers on this machine's
+    loopback interface; nothing else is ever reachable.
+    """
+
+    def __init__(self, settle_ms: int = 350, capture: str = "stylesheets", loopback: bool = False):
+        if capture not in CAPTURES:
+            raise ValueError(f"capture {capture!r} is not one of {', '.join(CAPTURES)}")
+        self.settle_ms, self.capture, self.loopback = settle_ms, capture, loopback
         self._pw = None
         self._browser = None
 
@@ -78,7 +106,9 @@ class Recorder:
         from playwright.sync_api import sync_playwright
 
         self._pw = sync_playwright().start()
-        self._browser = self._pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        self._browser = self._pw.chromium.launch(
+            executable_path=chromium_path(), args=recorder_args(self.loopback)
+        )
         return self
 
     def __exit__(self, *exc) -> None:
@@ -98,11 +128,17 @@ class Recorder:
     ) -> list[Transition]:
         """Run `policy` in `app` for up to `max_steps` actions and return the transitions."""
         vp = app.viewport
+        if app.loopback_origin and not self.loopback:
+            raise ValueError(
+                f"{app.url} is on the loopback interface: record it with Recorder(loopback=True)"
+            )
         ctx = self._browser.new_context(
-            viewport={"width": vp.width, "height": vp.height}, device_scale_factor=vp.device_scale_factor
+            viewport={"width": vp.width, "height": vp.height},
+            device_scale_factor=vp.device_scale_factor,
+            service_workers="block",
         )
         try:
-            ctx.route("**/*", serve)
+            ctx.route("**/*", router(app))
             page = ctx.new_page()
             page.goto(app.url, wait_until="load")
             goal = self._start(page, app, seed)
@@ -125,6 +161,9 @@ class Recorder:
                 if app.kind == "miniwob":
                     meta["reward"] = float(page.evaluate("WOB_REWARD_GLOBAL"))
                     meta["done"] = bool(page.evaluate("WOB_DONE_GLOBAL"))
+                if app.licence:
+                    meta["licence"] = app.licence
+                meta["source"] = app.kind
                 out.append(Transition(screen, action, nxt, goal, app.name, episode_id, step, meta))
                 history.append(action)
                 screen = nxt
@@ -141,12 +180,26 @@ class Recorder:
             page.wait_for_timeout(100)
             return page.evaluate("core.getUtterance()")
         page.wait_for_timeout(100)
-        return f"Explore the {app.name.split('-', 1)[1]} app"
+        if app.goal:
+            return app.goal
+        # "phone-notes" -> "notes"; a name without a dash is the app's whole name
+        return f"Explore the {app.name.split('-', 1)[-1]} app"
 
     def _capture(self, page, app: AppSpec) -> Screen:
         png = page.screenshot(type="png", animations="disabled", caret="hide")
-        html = page.evaluate(SNAPSHOT_JS)
+        if self.capture == "stylesheets":
+            html = page.evaluate(CAPTURE_JS, CAPTURE_OPTIONS)
+        else:
+            html = page.evaluate(SNAPSHOT_JS)
         return Screen(png, html=html, device_scale_factor=app.viewport.device_scale_factor, app=app.name)
+
+
+def leaves_app(href: str, app: AppSpec) -> bool:
+    """A link to anywhere but this app's own pages (which the router would refuse anyway)."""
+    if not href or href.startswith("#"):
+        return False
+    base = app.loopback_origin or (f"{ORIGIN}/app/{app.name}/" if app.root else ORIGIN + "/")
+    return not href.startswith(base)
 
 
 def perform(page, action: Action, scale: float = 1.0) -> None:

@@ -1,0 +1,255 @@
+"""Capture a live page as one self-contained document that keeps the page's own stylesheets.
+
+Per-element computed styles (corpus/snapshot.py) lose what a property list cannot carry:
+pseudo-elements' details, icon fonts, background textures, placeholder styles, and the exact
+cascade that decides text metrics. Real apps nobody here wrote lost 5% of their pixels that way.
+This capture does what rrweb-snapshot and SingleFile do instead:
+
+- the page's stylesheets are kept as text, in order (linked, inline, imported and adopted
+  ones), with every `url()` (images, fonts) turned into a data URL; rules whose selector
+  matches nothing on the page are dropped, and `@media`/`@supports` blocks that do not apply
+  at this viewport are dropped and the rest flattened, which keeps targets short;
+- interaction state a static document cannot have becomes classes: an element under the mouse
+  gets `wm-hover`, the focused one `wm-focus` (and `wm-focus-visible`, `wm-focus-within` up the
+  tree), the URL fragment's target `wm-target`, and the stylesheet's `:hover`/`:focus...`/
+  `:target` selectors are rewritten to match them;
+- form state is frozen into attributes, images and canvases become data URLs, scroll offsets
+  become a `translate` on the scrolled children (no wrapper, so no selector changes), scripts,
+  frames and event handlers are removed;
+- the body's content sits in the output contract's `<div id="screen">`, with `display:contents`
+  so it adds no box; stylesheet selectors that name `body > ...` are rewritten through it.
+
+The result renders with scripts off and no network, like every model output.
+"""
+
+CAPTURE_JS = r"""async (opts) => {
+  const MAX_RESOURCE = opts.maxResource, MAX_TOTAL = opts.maxTotal;
+  let inlined = 0;
+  const cache = new Map();
+  const toDataURL = async (url) => {
+    if (!url || url.startsWith('data:')) return url;
+    if (cache.has(url)) return cache.get(url);
+    let out = null;
+    try {
+      const r = await fetch(url);
+      if (r.ok) {
+        const b = await r.blob();
+        if (b.size <= MAX_RESOURCE && inlined + b.size <= MAX_TOTAL) {
+          inlined += b.size;
+          out = await new Promise((res) => {
+            const fr = new FileReader();
+            fr.onload = () => res(fr.result); fr.onerror = () => res(null);
+            fr.readAsDataURL(b);
+          });
+        }
+      }
+    } catch (e) {}
+    cache.set(url, out);
+    return out;
+  };
+  const URL_RE = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"]*))\s*\)/g;
+  const inlineUrls = async (css, base) => {
+    const found = [...css.matchAll(URL_RE)];
+    if (!found.length) return css;
+    const map = new Map();
+    for (const m of found) {
+      const raw = (m[1] ?? m[2] ?? m[3] ?? '').trim();
+      if (!raw || raw.startsWith('data:') || raw.startsWith('#') || map.has(raw)) continue;
+      let abs = null;
+      try { abs = new URL(raw, base).href; } catch (e) {}
+      const d = abs ? await toDataURL(abs) : null;
+      map.set(raw, d);
+    }
+    return css.replace(URL_RE, (all, a, b, c) => {
+      const raw = (a ?? b ?? c ?? '').trim();
+      if (!map.has(raw)) return all;
+      const d = map.get(raw);
+      return d ? `url("${d}")` : 'url("data:,")';
+    });
+  };
+
+  // ---- interaction state as classes ------------------------------------------------------
+  const STATE = [[':hover', 'wm-hover'], [':focus-visible', 'wm-focus-visible'],
+                 [':focus-within', 'wm-focus-within'], [':focus', 'wm-focus'], [':target', 'wm-target']];
+  const stateOf = new Map();
+  for (const el of document.querySelectorAll('*')) {
+    const cls = [];
+    for (const [pseudo, c] of STATE) { try { if (el.matches(pseudo)) cls.push(c); } catch (e) {} }
+    if (cls.length) stateOf.set(el, cls);
+  }
+  const PSEUDO_RE = /::?[a-zA-Z-]+(\((?:[^()]|\([^()]*\))*\))?/g;
+  const matchesSomething = (sel) => {
+    for (const part of sel.split(',')) {
+      let s = part.replace(PSEUDO_RE, '').trim();
+      if (!s || /[>+~]$/.test(s)) return true;
+      try { if (document.querySelector(s)) return true; } catch (e) { return true; }
+    }
+    return false;
+  };
+  const rewriteSelector = (sel) => {
+    let s = sel;
+    for (const [pseudo, c] of STATE) s = s.split(pseudo).join('.' + c);
+    // the contract's #screen sits between <body> and its children
+    return s.replace(/(?<![-\w.#])body(\s*[.#:\[][^\s>+~,]*)?\s*>\s*/g, (m, q) => `body${q || ''} > #screen > `);
+  };
+
+  // ---- stylesheets -----------------------------------------------------------------------
+  const loadedFaces = new Set();
+  const W = {normal: '400', bold: '700', '': '400'};
+  const faceKey = (family, weight, style) =>
+    [family.replace(/^["']|["']$/g, '').trim().toLowerCase(), W[weight] || weight, style || 'normal'].join('|');
+  try {
+    for (const f of document.fonts) if (f.status === 'loaded') loadedFaces.add(faceKey(f.family, f.weight, f.style));
+  } catch (e) {}
+  const serializeRules = async (rules, base) => {
+    let out = '';
+    for (const rule of rules) {
+      if (rule instanceof CSSStyleRule) {
+        if (!matchesSomething(rule.selectorText)) continue;
+        const sel = rewriteSelector(rule.selectorText);
+        let body = rule.style.cssText;
+        if (rule.cssRules && rule.cssRules.length) body += await serializeRules(rule.cssRules, base);
+        out += `${sel}{${await inlineUrls(body, base)}}\n`;
+      } else if (rule instanceof CSSMediaRule) {
+        if (matchMedia(rule.media.mediaText).matches) out += await serializeRules(rule.cssRules, base);
+      } else if (typeof CSSSupportsRule !== 'undefined' && rule instanceof CSSSupportsRule) {
+        if (CSS.supports(rule.conditionText)) out += await serializeRules(rule.cssRules, base);
+      } else if (rule instanceof CSSImportRule) {
+        if (rule.styleSheet && (!rule.media.mediaText || matchMedia(rule.media.mediaText).matches)) {
+          out += await serializeSheet(rule.styleSheet, rule.styleSheet.href || base);
+        }
+      } else if (rule instanceof CSSFontFaceRule) {
+        // only faces the page actually loaded: an unused weight is dead weight in every target
+        const st = rule.style;
+        const key = faceKey(st.getPropertyValue('font-family'), st.getPropertyValue('font-weight'), st.getPropertyValue('font-style'));
+        if (!loadedFaces.has(key)) continue;
+        out += await inlineUrls(rule.cssText, base) + '\n';
+      } else if (typeof CSSLayerBlockRule !== 'undefined' && rule instanceof CSSLayerBlockRule) {
+        out += `@layer ${rule.name}{${await serializeRules(rule.cssRules, base)}}\n`;
+      } else {
+        out += await inlineUrls(rule.cssText, base) + '\n';  // @keyframes, @page, @layer statements...
+      }
+    }
+    return out;
+  };
+  const serializeSheet = async (sheet, base) => {
+    if (sheet.disabled) return '';
+    if (sheet.media && sheet.media.mediaText && !matchMedia(sheet.media.mediaText).matches) return '';
+    let rules = null;
+    try { rules = sheet.cssRules; } catch (e) {}
+    if (rules) return serializeRules(rules, base);
+    if (sheet.href) {  // cross-origin: read its text through the recorder's router
+      try {
+        const r = await fetch(sheet.href);
+        if (r.ok) {
+          const tmp = new CSSStyleSheet();
+          tmp.replaceSync((await r.text()).replace(/@import[^;]*;/g, ''));
+          return serializeRules(tmp.cssRules, sheet.href);
+        }
+      } catch (e) {}
+    }
+    return '';
+  };
+  let css = '';
+  for (const sheet of document.styleSheets) {
+    const owner = sheet.ownerNode;
+    if (owner && owner.closest && owner.closest('template,svg')) continue;
+    css += await serializeSheet(sheet, sheet.href || document.baseURI);
+  }
+  for (const sheet of (document.adoptedStyleSheets || [])) css += await serializeSheet(sheet, document.baseURI);
+
+  // ---- the DOM ---------------------------------------------------------------------------
+  const SKIP = new Set(['SCRIPT','NOSCRIPT','TEMPLATE','LINK','STYLE','BASE','IFRAME','FRAME','OBJECT','EMBED','PORTAL']);
+  const HTML_NS = 'http://www.w3.org/1999/xhtml';
+  const out = document.implementation.createHTMLDocument('');
+  const imgURL = async (img) => {
+    const src = img.currentSrc || img.src;
+    if (!src) return '';
+    if (src.startsWith('data:')) return src;
+    const d = await toDataURL(src);
+    if (d) return d;
+    try {
+      const c = document.createElement('canvas');
+      c.width = img.naturalWidth; c.height = img.naturalHeight;
+      if (!c.width || !c.height) return 'data:,';
+      c.getContext('2d').drawImage(img, 0, 0);
+      return c.toDataURL('image/png');
+    } catch (e) { return 'data:,'; }
+  };
+  const shiftChildren = (el, target, dx, dy) => {
+    for (const child of target.children) {
+      const src = child.__wmSource;
+      if (src && getComputedStyle(src).position === 'fixed') continue;
+      child.style.setProperty('translate', `${-dx}px ${-dy}px`);
+    }
+  };
+  const copy = async (el) => {
+    if (el.nodeType === 3) return out.createTextNode(el.textContent);
+    if (el.nodeType !== 1 || SKIP.has(el.tagName)) return null;
+    if (el.tagName === 'META' && el.httpEquiv) return null;
+    const tag = el.tagName;
+    let node;
+    if (tag === 'CANVAS') {
+      node = out.createElement('img');
+      let d = 'data:,';
+      try { d = el.toDataURL('image/png'); } catch (e) {}
+      node.setAttribute('src', d);
+      const r = el.getBoundingClientRect();
+      node.setAttribute('style', (el.getAttribute('style') || '') + `;width:${r.width}px;height:${r.height}px`);
+      for (const a of ['id', 'class']) if (el.hasAttribute(a)) node.setAttribute(a, el.getAttribute(a));
+    } else {
+      node = out.createElementNS(el.namespaceURI || HTML_NS, el.namespaceURI === HTML_NS ? tag.toLowerCase() : el.tagName);
+      for (const a of el.attributes) {
+        const n = a.name.toLowerCase();
+        if (n.startsWith('on') || n === 'srcset' || n === 'autofocus' || n === 'nonce' || n === 'integrity') continue;
+        if (/^\s*javascript:/i.test(a.value)) continue;
+        try { node.setAttribute(a.name, a.value); } catch (e) {}
+      }
+      if (el.hasAttribute('style')) node.setAttribute('style', await inlineUrls(el.getAttribute('style'), document.baseURI));
+    }
+    node.__wmSource = el;
+    const state = stateOf.get(el);
+    if (state) for (const c of state) node.classList.add(c);
+    if (tag === 'IMG') node.setAttribute('src', await imgURL(el));
+    if (tag === 'SOURCE' || tag === 'TRACK') return null;
+    if ((tag === 'IMAGE' || tag === 'image') && el.namespaceURI !== HTML_NS) {
+      const h = el.getAttribute('href') || el.getAttribute('xlink:href');
+      if (h) { const d = await toDataURL(new URL(h, document.baseURI).href); if (d) node.setAttribute('href', d); }
+    }
+    if (tag === 'VIDEO') { node.removeAttribute('src'); node.removeAttribute('autoplay'); }
+    if (tag === 'INPUT') {
+      const t = (el.type || '').toLowerCase();
+      if (t === 'checkbox' || t === 'radio') { if (el.checked) node.setAttribute('checked', ''); else node.removeAttribute('checked'); }
+      else if (t !== 'file' && t !== 'password') node.setAttribute('value', el.value);
+      else if (t === 'password') node.setAttribute('value', el.value);
+    }
+    if (tag === 'OPTION') { if (el.selected) node.setAttribute('selected', ''); else node.removeAttribute('selected'); }
+    if (tag === 'DETAILS') { if (el.open) node.setAttribute('open', ''); else node.removeAttribute('open'); }
+    if (tag === 'TEXTAREA') { node.textContent = el.value; return node; }
+    for (const child of el.childNodes) { const c = await copy(child); if (c) node.appendChild(c); }
+    const st = el.scrollTop, sl = el.scrollLeft;
+    if ((st || sl) && tag !== 'BODY' && tag !== 'HTML') shiftChildren(el, node, sl, st);
+    return node;
+  };
+  const body = (await copy(document.body)) || out.createElement('body');
+  const root = out.createElement('div');
+  root.setAttribute('id', 'screen');
+  root.setAttribute('style', `display:contents;width:${innerWidth}px;height:${innerHeight}px`);
+  while (body.firstChild) root.appendChild(body.firstChild);
+  body.appendChild(root);
+  if (window.scrollX || window.scrollY) shiftChildren(document.body, root, window.scrollX, window.scrollY);
+  for (const n of body.querySelectorAll('*')) delete n.__wmSource;
+  const htmlAttrs = [...document.documentElement.attributes]
+    .filter(a => !a.name.toLowerCase().startsWith('on') && a.name !== 'manifest')
+    .map(a => ` ${a.name}="${a.value.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}"`).join('');
+  const doctype = document.doctype ? '<!DOCTYPE html>' : '';
+  const head = '<head><meta charset="utf-8">' +
+    [...document.head.querySelectorAll('meta[name=viewport]')].map(m => m.outerHTML).join('') +
+    '<style>' + css.replace(/<\/style/gi, '<\\/style') + '</style></head>';
+  return doctype + `<html${htmlAttrs}>` + head + body.outerHTML + '</html>';
+}"""
+
+# Per inlined resource and per screen: fonts and textures up to these sizes travel as data URLs.
+MAX_RESOURCE_BYTES = 400_000
+MAX_INLINED_BYTES = 2_000_000
+CAPTURE_OPTIONS = {"maxResource": MAX_RESOURCE_BYTES, "maxTotal": MAX_INLINED_BYTES}
