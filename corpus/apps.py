@@ -121,7 +121,7 @@ def url_app(url: str, name: str | None = None, viewport: Viewport | None = None,
         raise ValueError(
             f"{url}: only http(s) URLs on the loopback interface (127.0.0.1, localhost, ::1) can be recorded"
         )
-    name = _app_name(name or f"{u.hostname}-{u.port or 80}{u.path}")
+    name = _app_name(name or f"localhost-{u.port or 80}")
     return AppSpec(name, url, viewport or VIEWPORTS["phone"], "web", None, goal)
 
 

