@@ -1,16 +1,19 @@
 """Import AndroidControl-format episodes (TFRecord) as transitions with HTML screens.
 
-Each record is one episode: `goal`, PNG `screenshots`, serialized
-`accessibility_trees` (android_env's AndroidAccessibilityForest proto),
-`screenshot_widths`/`heights`, JSON `actions` and `step_instructions`. The
-tfrecord package reads them without TensorFlow; the proto schema is declared
-here so no generated code or protoc is needed.
+Each record is one episode: `goal`, PNG `screenshots`, serialized `accessibility_trees`
+(android_env's AndroidAccessibilityForest proto), `screenshot_widths`/`heights`, JSON `actions`
+and `step_instructions` (GZIP TFRecord). The tfrecord package reads them without TensorFlow.
+The schema is android_env's own `.proto` files (corpus/proto, Apache-2.0), compiled with
+grpcio-tools into a descriptor set when first needed, so field numbers are never written here.
 """
 
 from __future__ import annotations
 
 import html as htmllib
 import json
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -19,89 +22,52 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from worldmodel.types import Action, Screen, Transition
 
-_T = descriptor_pb2.FieldDescriptorProto
-_PKG = "android_env.proto.a11y"
+PROTO_DIR = Path(__file__).parent / "proto"
+A11Y_PROTOS = "android_env/proto/a11y"
+# android_env's WindowType values
+TYPE_APPLICATION, TYPE_INPUT_METHOD = 1, 2
+ROOT_ID = 0  # "the root node is the node whose ID is 0"
 
 
-def _msg(name: str, fields: list[tuple[str, int, int, str | None, bool]]) -> descriptor_pb2.DescriptorProto:
-    m = descriptor_pb2.DescriptorProto(name=name)
-    for fname, number, ftype, type_name, repeated in fields:
-        f = m.field.add(name=fname, number=number, type=ftype)
-        f.label = _T.LABEL_REPEATED if repeated else _T.LABEL_OPTIONAL
-        if type_name:
-            f.type_name = f".{_PKG}.{type_name}"
-    return m
+def compile_descriptor_set(proto_dir: Path = PROTO_DIR) -> bytes:
+    """The a11y .proto files compiled (with imports) into a serialized FileDescriptorSet."""
+    files = sorted(str(p.relative_to(proto_dir)) for p in (proto_dir / A11Y_PROTOS).glob("*.proto"))
+    if not files:
+        raise FileNotFoundError(f"no .proto files in {proto_dir / A11Y_PROTOS}")
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "a11y.desc"
+        cmd = [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"-I{proto_dir}",
+            "--include_imports",
+            f"--descriptor_set_out={out}",
+            *files,
+        ]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"protoc failed on {proto_dir}: {r.stderr.strip()[:300]}")
+        return out.read_bytes()
 
 
 @lru_cache(maxsize=1)
-def forest_class():
-    """The AndroidAccessibilityForest message class (field numbers as in android_env's protos)."""
-    S, I32, I64, B, M = _T.TYPE_STRING, _T.TYPE_INT32, _T.TYPE_INT64, _T.TYPE_BOOL, _T.TYPE_MESSAGE
-    fdp = descriptor_pb2.FileDescriptorProto(name="wm_android_a11y.proto", package=_PKG, syntax="proto3")
-    fdp.message_type.extend(
-        [
-            _msg(
-                "ProtoRect",
-                [
-                    ("left", 1, I32, None, False),
-                    ("top", 2, I32, None, False),
-                    ("right", 3, I32, None, False),
-                    ("bottom", 4, I32, None, False),
-                ],
-            ),
-            _msg(
-                "AndroidAccessibilityNodeInfo",
-                [
-                    ("unique_id", 1, I32, None, False),
-                    ("bounds_in_screen", 2, M, "ProtoRect", False),
-                    ("class_name", 3, S, None, False),
-                    ("content_description", 4, S, None, False),
-                    ("hint_text", 5, S, None, False),
-                    ("package_name", 6, S, None, False),
-                    ("text", 7, S, None, False),
-                    ("text_selection_start", 8, I64, None, False),
-                    ("text_selection_end", 9, I64, None, False),
-                    ("view_id_resource_name", 10, S, None, False),
-                    ("window_id", 11, I32, None, False),
-                    ("is_checkable", 12, B, None, False),
-                    ("is_checked", 13, B, None, False),
-                    ("is_clickable", 14, B, None, False),
-                    ("is_editable", 15, B, None, False),
-                    ("is_enabled", 16, B, None, False),
-                    ("is_focusable", 17, B, None, False),
-                    ("is_focused", 18, B, None, False),
-                    ("is_long_clickable", 19, B, None, False),
-                    ("is_password", 20, B, None, False),
-                    ("is_scrollable", 21, B, None, False),
-                    ("is_selected", 22, B, None, False),
-                    ("is_visible_to_user", 23, B, None, False),
-                    ("child_ids", 26, I32, None, True),
-                    ("depth", 27, I32, None, False),
-                ],
-            ),
-            _msg("AndroidAccessibilityTree", [("nodes", 1, M, "AndroidAccessibilityNodeInfo", True)]),
-            _msg(
-                "AndroidAccessibilityWindowInfo",
-                [
-                    ("bounds_in_screen", 1, M, "ProtoRect", False),
-                    ("display_id", 2, I32, None, False),
-                    ("id", 3, I32, None, False),
-                    ("layer", 4, I32, None, False),
-                    ("title", 5, S, None, False),
-                    ("window_type", 6, I32, None, False),
-                    ("is_accessibility_focused", 7, B, None, False),
-                    ("is_active", 8, B, None, False),
-                    ("is_focused", 9, B, None, False),
-                    ("is_in_picture_in_picture_mode", 10, B, None, False),
-                    ("tree", 11, M, "AndroidAccessibilityTree", False),
-                ],
-            ),
-            _msg("AndroidAccessibilityForest", [("windows", 1, M, "AndroidAccessibilityWindowInfo", True)]),
-        ]
-    )
+def a11y_messages() -> dict[str, type]:
+    """Message classes by name (AndroidAccessibilityForest, ...NodeInfo, ...) from the real schema."""
+    fds = descriptor_pb2.FileDescriptorSet.FromString(compile_descriptor_set())
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PKG}.AndroidAccessibilityForest"))
+    for f in fds.file:
+        pool.Add(f)
+    out = {}
+    for f in fds.file:
+        for m in f.message_type:
+            out[m.name] = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{f.package}.{m.name}"))
+    return out
+
+
+def forest_class():
+    """The AndroidAccessibilityForest message class."""
+    return a11y_messages()["AndroidAccessibilityForest"]
 
 
 def _node_html(n, scale: float) -> str:
@@ -143,14 +109,54 @@ def _node_html(n, scale: float) -> str:
     return f'<{tag}{attrs} style="{style}{extra}overflow:hidden">{inner}</{tag}>'
 
 
+def _tree_order(nodes) -> list:
+    """Nodes in drawing order: depth-first from the root (id 0) along child_ids; nodes the walk
+    cannot reach (a tree without a root) follow in depth order."""
+    by_id = {n.unique_id: n for n in nodes}
+    seen, order = set(), []
+    stack = [ROOT_ID] if ROOT_ID in by_id else []
+    while stack:
+        i = stack.pop()
+        if i in seen or i not in by_id:
+            continue
+        seen.add(i)
+        order.append(by_id[i])
+        stack.extend(reversed(list(by_id[i].child_ids)))
+    order += sorted((n for n in nodes if n.unique_id not in seen), key=lambda n: n.depth)
+    return order
+
+
+def _keyboard_html(win, scale: float) -> str:
+    """The on-screen keyboard (IME window) as a key panel over the app it covers."""
+    b = win.bounds_in_screen
+    x, y, w, h = b.left / scale, b.top / scale, (b.right - b.left) / scale, (b.bottom - b.top) / scale
+    keys = []
+    for n in win.tree.nodes:
+        label = n.text or n.content_description
+        kb = n.bounds_in_screen
+        if not label or kb.right - kb.left < 2:
+            continue
+        keys.append(
+            f'<div style="position:absolute;left:{(kb.left - b.left) / scale:.0f}px;top:{(kb.top - b.top) / scale:.0f}px;'
+            f"width:{(kb.right - kb.left) / scale - 4:.0f}px;height:{(kb.bottom - kb.top) / scale - 6:.0f}px;"
+            f'background:#fff;border-radius:5px;font-size:16px;display:flex;align-items:center;justify-content:center">'
+            f"{htmllib.escape(label)}</div>"
+        )
+    return (
+        f'<div data-class="InputMethod" role="group" aria-label="keyboard" style="position:absolute;left:{x:.0f}px;'
+        f'top:{y:.0f}px;width:{w:.0f}px;height:{h:.0f}px;background:#d1d5db">' + "".join(keys) + "</div>"
+    )
+
+
 def tree_to_html(forest_bytes: bytes, width: int, height: int, scale: float = 1.0) -> str:
-    """Absolutely positioned HTML for every visible node: structure and text, no colours yet."""
+    """Absolutely positioned HTML for what the app shows: its application windows' visible nodes
+    (structure and text, no colours yet), and the keyboard when an IME window covers the app."""
     forest = forest_class().FromString(forest_bytes)
     parts = []
-    windows = sorted(forest.windows, key=lambda w: w.layer)
-    for win in windows:
-        nodes = sorted(win.tree.nodes, key=lambda n: n.depth)
-        for n in nodes:
+    apps = [w for w in forest.windows if w.window_type == TYPE_APPLICATION]
+    ime = [w for w in forest.windows if w.window_type == TYPE_INPUT_METHOD]
+    for win in sorted(apps, key=lambda w: w.layer):
+        for n in _tree_order(win.tree.nodes):
             if not n.is_visible_to_user:
                 continue
             b = n.bounds_in_screen
@@ -160,6 +166,10 @@ def tree_to_html(forest_bytes: bytes, width: int, height: int, scale: float = 1.
             if n.child_ids and not (n.text or n.content_description or n.is_clickable or n.is_editable):
                 continue
             parts.append(_node_html(n, scale))
+    top = max((w.layer for w in apps), default=0)
+    for win in ime:
+        if win.layer >= top:  # only a keyboard above the app covers it
+            parts.append(_keyboard_html(win, scale))
     w, h = width / scale, height / scale
     return (
         '<!DOCTYPE html><html><head><meta charset="utf-8"></head>'

@@ -13,6 +13,11 @@ from worldmodel.types import Transition
 from .apps import PHONE_APPS, miniwob_app, phone_app
 from .explorer import SOLVED_TASKS, explore, solver_policy
 from .recorder import Recorder
+from .third_party import third_party_app
+
+# Real third-party apps in the bundle; xp.css and reveal.js are installed too, but their pages
+# inline 0.4-0.5 MB of fonts and images each, too heavy to bundle per screen.
+DEFAULT_THIRD_PARTY = ("spectre-docs", "medium-editor", "dat-gui", "impress-demo", "98css-docs")
 
 # Tasks with real pages and short episodes; solved ones also get expert trajectories.
 DEFAULT_MINIWOB = (
@@ -39,6 +44,11 @@ DEFAULT_PINNED = {
     "miniwob-enter-text": "train",
     "miniwob-click-link": "test",
     "miniwob-login-user": "validation",
+    "spectre-docs": "train",
+    "98css-docs": "train",
+    "impress-demo": "train",
+    "medium-editor": "test",
+    "dat-gui": "validation",
 }
 
 
@@ -50,6 +60,9 @@ class BuildConfig:
     miniwob_episodes: int = 3
     miniwob_steps: int = 5
     seed: int = 0
+    third_party: Sequence[str] = DEFAULT_THIRD_PARTY
+    third_party_episodes: int = 3
+    third_party_steps: int = 5
 
 
 def record_corpus(cfg: BuildConfig, log: Callable[[str], None] = print) -> list[Transition]:
@@ -69,6 +82,13 @@ def record_corpus(cfg: BuildConfig, log: Callable[[str], None] = print) -> list[
                 seed = cfg.seed * 1000 + e
                 policy = solver_policy if task in SOLVED_TASKS and e % 2 == 0 else explore
                 out += rec.record_trajectory(spec, policy, cfg.miniwob_steps, seed, f"{task}-{seed}")
+            log(f"{spec.name}: {len(out) - n0} transitions")
+        for name in cfg.third_party:
+            spec = third_party_app(name)
+            n0 = len(out)
+            for e in range(cfg.third_party_episodes):
+                seed = cfg.seed * 1000 + e
+                out += rec.record_trajectory(spec, explore, cfg.third_party_steps, seed, f"{name}-{seed}")
             log(f"{spec.name}: {len(out) - n0} transitions")
     return out
 

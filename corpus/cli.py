@@ -22,6 +22,11 @@ def build(
     miniwob_episodes: int = typer.Option(3, min=0, help="episodes per MiniWoB++ task"),
     miniwob_steps: int = typer.Option(5, min=1),
     tasks: str = typer.Option("", help="comma-separated MiniWoB++ tasks (default: the built-in list)"),
+    third_party: str = typer.Option(
+        None, help="comma-separated third-party apps (default: the bundled five; '' for none)"
+    ),
+    third_party_episodes: int = typer.Option(3, min=0),
+    third_party_steps: int = typer.Option(5, min=1),
     seed: int = typer.Option(0),
 ) -> None:
     """Record real web apps in Chromium and save a train/validation/test corpus split by app."""
@@ -30,6 +35,7 @@ def build(
     from .build import (
         DEFAULT_MINIWOB,
         DEFAULT_PINNED,
+        DEFAULT_THIRD_PARTY,
         BuildConfig,
         record_corpus,
         score_html_fidelity,
@@ -44,7 +50,17 @@ def build(
         miniwob_episodes,
         miniwob_steps,
         seed,
+        DEFAULT_THIRD_PARTY if third_party is None else tuple(a for a in third_party.split(",") if a),
+        third_party_episodes,
+        third_party_steps,
     )
+    from .third_party import third_party_app
+
+    for name in cfg.third_party:
+        try:
+            third_party_app(name)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--third-party") from None
     transitions = record_corpus(cfg, log=typer.echo)
     with Renderer() as r:
         scores = score_html_fidelity(transitions, r)

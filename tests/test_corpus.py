@@ -1,5 +1,6 @@
 """Recording real apps live, storing them, and importing AndroidControl episodes."""
 
+import functools
 import json
 
 import numpy as np
@@ -111,11 +112,34 @@ def test_split_assignment_is_by_whole_app():
         assign_splits(apps, pinned={"app1": "dev"})
 
 
+@functools.lru_cache(maxsize=1)
+def real_a11y():
+    """android_env's a11y protos compiled by protoc into Python, independent of the importer's loader."""
+    import importlib
+    import subprocess
+    import sys
+    import tempfile
+
+    from corpus.android import PROTO_DIR
+
+    out = tempfile.mkdtemp(prefix="a11y_pb2_")
+    files = [str(p.relative_to(PROTO_DIR)) for p in (PROTO_DIR / "android_env/proto/a11y").glob("*.proto")]
+    subprocess.run(
+        [sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_DIR}", f"--python_out={out}", *files],
+        check=True,
+    )
+    sys.path.insert(0, out)
+    return importlib.import_module("android_env.proto.a11y.android_accessibility_forest_pb2")
+
+
 def _forest(nodes):
-    F = forest_class()
-    f = F()
-    w = f.windows.add()
-    for i, (box, text, cls, click) in enumerate(nodes):
+    pb = real_a11y()
+    f = pb.AndroidAccessibilityForest()
+    w = f.windows.add(window_type=1, layer=1)  # TYPE_APPLICATION
+    root = w.tree.nodes.add(unique_id=0, class_name="android.widget.FrameLayout", is_visible_to_user=True)
+    root.bounds_in_screen.right, root.bounds_in_screen.bottom = 360, 640
+    for i, (box, text, cls, click) in enumerate(nodes, start=1):
+        root.child_ids.append(i)
         n = w.tree.nodes.add(
             unique_id=i,
             text=text,
@@ -179,6 +203,54 @@ def test_android_import_translates_trees(tmp_path, renderer):
     assert tr[0].goal == "Read the lunch message" and tr[0].episode_id == "42"
     assert "Lunch at noon? Sure" in tr[0].next_screen.html
     assert tr[0].next_screen is tr[1].screen
+
+
+def test_a_real_schema_forest_with_child_ids_spans_and_non_ascii_text_parses():
+    pb = real_a11y()
+    f = pb.AndroidAccessibilityForest()
+    app = f.windows.add(window_type=1, layer=2, id=7)
+    system = f.windows.add(window_type=3, layer=5)  # a notification: not the app
+    ime = f.windows.add(window_type=2, layer=3)  # the keyboard, above the app
+    nodes = [
+        # (id, children, text, bounds)
+        (0, [2, 1], "", (0, 0, 360, 640)),
+        (1, [], "Second café ☕", (0, 100, 360, 150)),
+        (2, [], "First 日本語", (0, 50, 360, 100)),
+    ]
+    for uid, kids, text, (x0, y0, x1, y1) in nodes:
+        n = app.tree.nodes.add(
+            unique_id=uid, text=text, is_visible_to_user=True, class_name="android.widget.TextView"
+        )
+        n.child_ids.extend(kids)
+        (
+            n.bounds_in_screen.left,
+            n.bounds_in_screen.top,
+            n.bounds_in_screen.right,
+            n.bounds_in_screen.bottom,
+        ) = x0, y0, x1, y1
+        n.actions.add(id=16, label="click")
+        n.clickable_spans.add(text="lien é", url="https://example.org/é", source=1, start=0, node_id=uid)
+        n.tooltip_text, n.drawing_order, n.labeled_by_id = "astuce ✓", uid + 1, 0
+    s = system.tree.nodes.add(unique_id=0, text="Battery low", is_visible_to_user=True)
+    s.bounds_in_screen.right, s.bounds_in_screen.bottom = 360, 40
+    ime.bounds_in_screen.top, ime.bounds_in_screen.right, ime.bounds_in_screen.bottom = 400, 360, 640
+    k = ime.tree.nodes.add(unique_id=0, text="q", is_visible_to_user=True)
+    k.bounds_in_screen.left, k.bounds_in_screen.top, k.bounds_in_screen.right, k.bounds_in_screen.bottom = (
+        0,
+        420,
+        36,
+        470,
+    )
+    data = f.SerializeToString()
+
+    parsed = forest_class().FromString(data)
+    n1 = [n for n in parsed.windows[0].tree.nodes if n.unique_id == 1][0]
+    assert list(parsed.windows[0].tree.nodes[0].child_ids) == [2, 1]
+    assert n1.clickable_spans[0].text == "lien é" and n1.tooltip_text == "astuce ✓" and n1.actions[0].id == 16
+    html = tree_to_html(data, 360, 640)
+    assert html.index("First 日本語") < html.index("Second café ☕")  # child_ids order from root 0
+    assert "Battery low" not in html  # system windows are not the app
+    assert 'aria-label="keyboard"' in html and ">q</div>" in html  # the IME, drawn as a keyboard
 
 
 def test_visual_feedback_revision_raises_fidelity(tmp_path, renderer):
