@@ -210,6 +210,14 @@ CAPTURE_JS = r"""async (opts) => {
     node.__wmSource = el;
     const state = stateOf.get(el);
     if (state) for (const c of state) node.classList.add(c);
+    if (el === document.activeElement && el !== document.body) {
+      // the browser's own focus ring comes from its UA stylesheet, which no rewrite reaches
+      const cs = getComputedStyle(el);
+      if (cs.outlineStyle !== 'none') {
+        node.style.setProperty('outline', `${cs.outlineColor} ${cs.outlineStyle} ${cs.outlineWidth}`);
+        node.style.setProperty('outline-offset', cs.outlineOffset);
+      }
+    }
     if (tag === 'IMG') node.setAttribute('src', await imgURL(el));
     if (tag === 'SOURCE' || tag === 'TRACK') return null;
     if ((tag === 'IMAGE' || tag === 'image') && el.namespaceURI !== HTML_NS) {
