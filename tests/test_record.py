@@ -152,45 +152,13 @@ def test_a_crashing_episode_is_reported_and_the_rest_saved(app_dir, tmp_path, mo
 
 def test_append_keeps_the_old_apps_and_their_splits(app_dir, tmp_path, capsys):
     out = tmp_path / "c"
-    assert (
-        main(
-            [
-                "corpus",
-                "record",
-                str(app_dir),
-                "-o",
-                str(out),
-                "--episodes",
-                "1",
-                "--steps",
-                "2",
-                "--name",
-                "a",
-            ]
-        )
-        == 0
-    )
-    assert (
-        main(
-            [
-                "corpus",
-                "record",
-                str(app_dir),
-                "-o",
-                str(out),
-                "--episodes",
-                "1",
-                "--steps",
-                "2",
-                "--name",
-                "b",
-                "--split",
-                "test",
-                "--append",
-            ]
-        )
-        == 0
-    )
+
+    def rec(*extra):
+        args = ["corpus", "record", str(app_dir), "-o", str(out), "--episodes", "1", "--steps", "2"]
+        return main([*args, *extra])
+
+    assert rec("--name", "a") == 0
+    assert rec("--name", "b", "--split", "test", "--append") == 0
     dd = load_corpus(out)
     assert set(dd["train"]["app"]) == {"a"} and set(dd["test"]["app"]) == {"b"}
     card = (out / "README.md").read_text()

@@ -41,7 +41,9 @@ def _backend_class(kind: str):
 def option_names(kind: str) -> set[str]:
     """Keyword options a backend kind accepts (device, dtype, max_new_tokens, api_key, ...)."""
     cls = _backend_class(kind)
-    init = cls.from_spec if hasattr(cls, "from_spec") else cls.__init__
+    if hasattr(cls, "OPTIONS"):
+        return set(cls.OPTIONS)
+    init = cls.from_spec
     return {
         n
         for n, p in inspect.signature(init).parameters.items()

@@ -53,18 +53,12 @@ class TransformersBackend:
         self.max_new_tokens, self.temperature, self.with_html = max_new_tokens, temperature, with_html
         self.batch_size = batch_size
 
+    # the keyword options a spec can be loaded with (WorldModel.load(spec, **options))
+    OPTIONS = ("device", "dtype", "max_new_tokens", "temperature", "with_html", "batch_size")
+
     @classmethod
-    def from_spec(
-        cls,
-        spec,
-        device: str = "auto",
-        dtype: str = "auto",
-        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
-        temperature: float = 0.0,
-        with_html: bool = True,
-        batch_size: int = 8,
-    ) -> TransformersBackend:
-        return cls(spec.arg, device, dtype, max_new_tokens, temperature, with_html, batch_size)
+    def from_spec(cls, spec, **options) -> TransformersBackend:
+        return cls(spec.arg, **options)
 
     def complete(self, queries: list[Query]) -> list[str]:
         out: list[str] = []

@@ -40,6 +40,8 @@ class OpenAIBackend:
         self.url = self.chat.url
         self.max_tokens, self.temperature, self.with_html = max_tokens, temperature, with_html
 
+    OPTIONS = ("api_key", "max_tokens", "temperature", "timeout_s", "with_html", "concurrency", "retries")
+
     @classmethod
     def from_spec(cls, spec, **options) -> OpenAIBackend:
         return cls(spec.arg, spec.model, **options)
