@@ -37,8 +37,12 @@ def measure(capture: str, names: list[str], episodes: int, steps: int, r: Render
             b = [blur_ssim(x.image, s.array) for x, s in ok] + [0.0] * (len(shots) - len(ok))
             p = [pixels_off(x.image, s.array) for x, s in ok] + [1.0] * (len(shots) - len(ok))
             out[name] = dict(
-                screens=len(shots), blur=statistics.mean(b), blur_min=min(b), off=statistics.mean(p),
-                off_max=max(p), chars=statistics.mean(len(s.html) for s in shots),
+                screens=len(shots),
+                blur=statistics.mean(b),
+                blur_min=min(b),
+                off=statistics.mean(p),
+                off_max=max(p),
+                chars=statistics.mean(len(s.html) for s in shots),
             )
     return out
 
@@ -51,8 +55,12 @@ def main() -> None:
     names = [x.name for x in APPS if installed(x)]
     with Renderer(cache_size=0) as r:
         res = {c: measure(c, names, a.episodes, a.steps, r) for c in ("computed", "stylesheets")}
-    print(f"{len(names)} third-party apps, {a.episodes} episodes x {a.steps} steps each, same seeds for both captures")
-    print(f"{'app':15s} {'capture':12s} {'screens':>7s} {'blurSSIM':>8s} {'min':>6s} {'px off':>7s} {'max':>6s} {'chars/screen':>12s} floor")
+    print(
+        f"{len(names)} third-party apps, {a.episodes} episodes x {a.steps} steps each, same seeds for both captures"
+    )
+    print(
+        f"{'app':15s} {'capture':12s} {'screens':>7s} {'blurSSIM':>8s} {'min':>6s} {'px off':>7s} {'max':>6s} {'chars/screen':>12s} floor"
+    )
     for n in names:
         for c in ("computed", "stylesheets"):
             x = res[c][n]

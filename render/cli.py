@@ -7,19 +7,14 @@ from pathlib import Path
 
 import typer
 
-from .renderer import PHONE_HEIGHT, PHONE_WIDTH, Renderer, Viewport
+from .renderer import PHONE_HEIGHT, PHONE_WIDTH, Renderer, Viewport, read_html
 
 
 def _read_page(page: Path) -> str:
-    data = page.read_bytes()
-    if not data.strip():
-        raise typer.BadParameter(f"{page} is empty", param_hint="PAGE")
-    if b"\x00" in data[:65536]:
-        raise typer.BadParameter(f"{page} is binary, not HTML", param_hint="PAGE")
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise typer.BadParameter(f"{page} is not UTF-8 text (byte {e.start})", param_hint="PAGE") from None
+        return read_html(page)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="PAGE") from None
 
 
 def render_command(

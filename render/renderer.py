@@ -202,7 +202,6 @@ class Renderer:
         self._contexts: dict[float, object] = {}
         self._idle: dict[float, list[_Slot]] = {}
         self._sems: dict[float, asyncio.Semaphore] = {}
-        self._ours: set = set()
         self._lock: asyncio.Lock | None = None
         self._page_lock: asyncio.Lock | None = None
         self._generation = 0
@@ -323,7 +322,6 @@ class Renderer:
                     pass
             self._contexts.clear()
             self._idle.clear()
-            self._ours.clear()
             self._generation += 1
             self._browser = await self._pw.chromium.launch(
                 executable_path=chromium_path(), args=chromium_args(self.max_renderer_mb), headless=True
@@ -376,7 +374,6 @@ class Renderer:
         page = await ctx.new_page()
         # sized before its first document: a resize racing the first frames can tile stale paint
         await page.set_viewport_size({"width": vp.width, "height": vp.height})
-        self._ours.add(page)
         # a popup the page opens (only possible with scripts on) is closed at once
         page.on("popup", lambda p: asyncio.ensure_future(self._close_quietly(p)))
         cdp = await ctx.new_cdp_session(page)
@@ -399,7 +396,6 @@ class Renderer:
 
     async def _close_quietly(self, page, slot: _Slot | None = None) -> bool:
         """Close a page; stop its scripts first. False when even that did not answer."""
-        self._ours.discard(page)
         try:
             if slot is not None and self.allow_scripts:
                 await asyncio.wait_for(slot.cdp.send("Runtime.terminateExecution"), 1)
@@ -504,6 +500,24 @@ class Renderer:
                 await asyncio.wait_for(self._pw.stop(), 10)
             except Exception:
                 pass
+
+
+def read_html(path) -> str:
+    """An HTML file as text; ValueError naming it when it is missing, empty, binary or not UTF-8."""
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"{p}: no such HTML file")
+    data = p.read_bytes()
+    if not data.strip():
+        raise ValueError(f"{p} is empty")
+    if b"\x00" in data[:65536]:
+        raise ValueError(f"{p} is binary, not HTML")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{p} is not UTF-8 text (byte {e.start})") from None
 
 
 _default: Renderer | None = None

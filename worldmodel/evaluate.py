@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from render import Renderer, RenderError
-from render.metrics import LPIPS, MetricUnavailable, blur_ssim, element_f1, pixels_off, ssim, text_f1
+from render.metrics import LPIPS, MetricUnavailable, element_f1, fidelity, text_f1
 
 from .backends import Backend
 from .model import WorldModel
@@ -50,7 +50,8 @@ def evaluate(
     out = Path(out_dir) if out_dir else None
     if out:
         (out / "images").mkdir(parents=True, exist_ok=True)
-    copy_ssim = [ssim(t.screen.array, t.next_screen.array) for t in transitions]
+    copy_fid = [fidelity(t.screen.array, t.next_screen.array) for t in transitions]
+    copy_ssim = [f["ssim"] for f in copy_fid]
     ref = renderer.render_many([(t.next_screen.html or "", t.next_screen.viewport()) for t in transitions])
     ref_boxes = [
         None if isinstance(r, RenderError) or not t.next_screen.html else r.boxes
@@ -60,8 +61,8 @@ def evaluate(
         "n": len(transitions),
         "copy_baseline": {
             "ssim": _mean(copy_ssim),
-            "blur_ssim": _mean([blur_ssim(t.screen.array, t.next_screen.array) for t in transitions]),
-            "pixels_off": _mean([pixels_off(t.screen.array, t.next_screen.array) for t in transitions]),
+            "blur_ssim": _mean([f["blur_ssim"] for f in copy_fid]),
+            "pixels_off": _mean([f["pixels_off"] for f in copy_fid]),
         },
         "backends": {},
     }
@@ -94,10 +95,11 @@ def evaluate(
                 i = s + j
                 per["latency_s"].append(p.timings["generate_s"] + p.timings["render_s"])
                 per["failed"].append(0.0 if p.ok else 1.0)
-                sc = ssim(p.image, t.next_screen.array) if p.ok else 0.0
+                fid = fidelity(p.image, t.next_screen.array) if p.ok else None
+                sc = fid["ssim"] if fid else 0.0
                 per["ssim"].append(sc)
-                per["blur_ssim"].append(blur_ssim(p.image, t.next_screen.array) if p.ok else 0.0)
-                per["pixels_off"].append(pixels_off(p.image, t.next_screen.array) if p.ok else 1.0)
+                per["blur_ssim"].append(fid["blur_ssim"] if fid else 0.0)
+                per["pixels_off"].append(fid["pixels_off"] if fid else 1.0)
                 per["gain"].append(sc - copy_ssim[i])
                 if lpips is not None:
                     per["lpips"].append(lpips(p.image, t.next_screen.array) if p.ok else 1.0)

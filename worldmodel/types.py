@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from render.renderer import read_html  # noqa: F401 - re-exported: the one HTML-file reader
+
 ACTION_TYPES = (
     "tap",
     "long_press",
@@ -243,22 +245,6 @@ class Screen:
     def from_path(cls, path: str | Path, html_path: str | Path | None = None, **kw) -> Screen:
         html = read_html(html_path) if html_path else None
         return cls(image=path, html=html, **kw)
-
-
-def read_html(path: str | Path) -> str:
-    """An HTML file as text; ValueError when it is missing, empty or not text."""
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"{p}: no such HTML file")
-    data = p.read_bytes()
-    if not data.strip():
-        raise ValueError(f"{p}: the HTML file is empty")
-    if b"\x00" in data[:65536]:
-        raise ValueError(f"{p}: not an HTML file (binary data)")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{p}: not UTF-8 text (byte {e.start})") from None
 
 
 @dataclass
