@@ -35,8 +35,27 @@ def _screens(dd):
                 yield split, t.app, t.episode_id, t.step, which, s
 
 
+# A screen whose batched render failed (a big page timing out on a loaded machine) is rendered
+# again on its own with this much more time before it counts as a failure.
+RETRY_TIMEOUT_FACTOR = 3
+
+
+def _render_chunk(r: Renderer, screens):
+    items = [(s.html, s.viewport()) for *_, s in screens]
+    results = r.render_many(items, boxes=False)
+    failed = [i for i, res in enumerate(results) if isinstance(res, RenderError)]
+    if failed:
+        with Renderer(pool_size=1, cache_size=0, timeout_s=r.timeout_s * RETRY_TIMEOUT_FACTOR) as alone:
+            for i in failed:
+                results[i] = alone.render_many([items[i]], boxes=False)[0]
+    return results
+
+
 def capture_fidelity(dd, renderer: Renderer | None = None, batch: int = 32):
-    """(per-app summary, per-screen rows) of capture fidelity for a DatasetDict."""
+    """(per-app summary, per-screen rows) of capture fidelity for a DatasetDict.
+
+    A screen that still fails to render after a retry is reported (its row's `error`, the app's
+    `render_failures`) and left out of the means, so a timeout is never read as a bad capture."""
     screens = list(_screens(dd))
     rows = []
     own = renderer is None
@@ -44,7 +63,7 @@ def capture_fidelity(dd, renderer: Renderer | None = None, batch: int = 32):
     try:
         for i in range(0, len(screens), batch):
             chunk = screens[i : i + batch]
-            results = r.render_many([(s.html, s.viewport()) for *_, s in chunk], boxes=False)
+            results = _render_chunk(r, chunk)
             for (split, app, ep, step, which, s), res in zip(chunk, results):
                 row = dict(split=split, app=app, episode=ep, step=step, which=which, screen=s, error=None)
                 if isinstance(res, RenderError):
@@ -61,8 +80,9 @@ def capture_fidelity(dd, renderer: Renderer | None = None, batch: int = 32):
     per_app: dict[str, dict] = {}
     for app in sorted({r_["app"] for r_ in rows}):
         xs = [r_ for r_ in rows if r_["app"] == app]
-        b = [x["blur_ssim"] for x in xs]
-        p = [x["pixels_off"] for x in xs]
+        ok = [x for x in xs if x["error"] is None] or xs
+        b = [x["blur_ssim"] for x in ok]
+        p = [x["pixels_off"] for x in ok]
         per_app[app] = {
             "screens": len(xs),
             "blur_ssim_mean": float(np.mean(b)),

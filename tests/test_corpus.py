@@ -311,6 +311,7 @@ def test_stats_on_bundled_corpus(tmp_path):
     assert set(report["train"]["apps"]).isdisjoint(report["test"]["apps"])
     cap = report["train"]["capture"]
     assert set(cap) == set(report["train"]["apps"])
-    assert all(c["blur_ssim_mean"] > 0.95 and c["pixels_off_mean"] < 0.02 for c in cap.values())
+    bad = {a: c for a, c in cap.items() if not (c["blur_ssim_mean"] > 0.95 and c["pixels_off_mean"] < 0.02)}
+    assert not bad, bad
     worst = [line.split("worst: ")[1] for line in res.output.splitlines() if "worst: " in line]
     assert len(worst) == 2 and all(Image.open(p).size[0] > 300 for p in worst)
