@@ -11,7 +11,7 @@ from render.sandbox import CHROMIUM_ARGS, chromium_path
 from worldmodel.types import Action, Screen, Transition
 
 from .apps import ORIGIN, AppSpec, router
-from .capture import CAPTURE_JS, CAPTURE_OPTIONS
+from render.capture import CAPTURE_JS, CAPTURE_OPTIONS
 from .snapshot import SNAPSHOT_JS
 
 CAPTURES = ("stylesheets", "computed")
@@ -90,7 +90,7 @@ class Recorder:
     """One Chromium for a whole recording session; a fresh context per episode.
 
     `capture` chooses how a screen becomes HTML: "stylesheets" (the page's own CSS kept, with
-    its resources inlined: corpus/capture.py) or "computed" (per-element computed styles:
+    its resources inlined: render/capture.py) or "computed" (per-element computed styles:
     corpus/snapshot.py). `loopback=True` lets pages reach dev servers on this machine's
     loopback interface; nothing else is ever reachable.
     """

@@ -1,5 +1,6 @@
 """Sandboxed HTML rendering and render-fidelity metrics."""
 
+from .interact import Interaction
 from .renderer import (
     PHONE_HEIGHT,
     PHONE_WIDTH,
@@ -16,6 +17,7 @@ __all__ = [
     "PHONE_HEIGHT",
     "PHONE_WIDTH",
     "Box",
+    "Interaction",
     "Renderer",
     "RenderError",
     "RenderResult",

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from PIL import Image
 
+from .interact import Interaction, check_ops, run_ops
 from .sandbox import NO_WEBRTC_JS, SHELL_URL, chromium_args, chromium_path, shell_response
 from .watchdog import MemoryWatchdog
 
@@ -158,7 +159,7 @@ class _Slot:
         it answers at no cost; with scripts (history.pushState changes the URL in place) the
         frame's loader, which only a new document replaces, is asked for."""
         if not scripts:
-            return self.page.url == SHELL_URL
+            return self.page.url.split("#")[0] == SHELL_URL
         frame = (await self.cdp.send("Page.getFrameTree"))["frameTree"]["frame"]
         return frame["loaderId"] == self.loader_id
 
@@ -412,6 +413,21 @@ class Renderer:
             await self._mark_crashed()  # a renderer that will not even close is wedged
 
     async def _render_once(self, html: str, vp: Viewport, want_boxes: bool = True) -> RenderResult:
+        (png, boxes), blocked, elapsed = await self._on_slot(
+            vp, lambda slot: self._draw(slot, html, vp, want_boxes), reuse=True
+        )
+        return RenderResult(
+            png=png,
+            viewport=vp,
+            boxes=[Box(**b) for b in boxes],
+            elapsed_s=elapsed,
+            blocked_requests=blocked,
+        )
+
+    async def _on_slot(self, vp: Viewport, work, reuse: bool):
+        """Run `work(slot)` on a pooled page under the time limit: (its result, blocked requests,
+        seconds). A failure becomes a RenderError; the page goes back to the pool only when
+        `reuse` and nothing moved it off its shell."""
         try:
             await self._ensure_browser()
         except FileNotFoundError as e:
@@ -432,7 +448,7 @@ class Renderer:
             suspect = "contaminated" if slot.uses else "failed"
             slot.uses += 1
             try:
-                png, boxes = await asyncio.wait_for(self._draw(slot, html, vp, want_boxes), self.timeout_s)
+                out = await asyncio.wait_for(work(slot), self.timeout_s)
             except asyncio.TimeoutError:
                 await self._discard(slot)
                 raise RenderError("timeout", f"page did not finish within {self.timeout_s:.1f}s") from None
@@ -449,17 +465,62 @@ class Renderer:
                 await self._discard(slot)  # something moved the page: the pixels are not this HTML's
                 raise RenderError(suspect, "the page navigated away during its render")
             blocked = list(slot.blocked)
-            if self.allow_scripts or slot.generation != self._generation:
+            if not reuse or self.allow_scripts or slot.generation != self._generation:
                 await self._discard(slot)
             else:
                 self._idle[scale].append(slot)
-        return RenderResult(
-            png=png,
-            viewport=vp,
-            boxes=[Box(**b) for b in boxes],
-            elapsed_s=time.perf_counter() - t0,
-            blocked_requests=blocked,
-        )
+        return out, blocked, time.perf_counter() - t0
+
+    # ---- acting on a page (the sim world model) -------------------------------
+    def interact(self, html: str, viewport: Viewport, ops) -> Interaction:
+        """Load `html`, apply input operations (render/interact.py), capture the result; raises RenderError."""
+        return self._call(self.ainteract(html, viewport, ops), 1)
+
+    def interact_many(self, items) -> list[Interaction | RenderError]:
+        """Several (html, viewport, ops) concurrently; each failure comes back in its slot."""
+        items = list(items)
+
+        async def all_():
+            async def one(h, v, o):
+                try:
+                    return await self.ainteract(h, v, o)
+                except RenderError as e:
+                    return e
+
+            return await asyncio.gather(*(one(h, v, o) for h, v, o in items))
+
+        return self._call(all_(), len(items))
+
+    async def ainteract(self, html: str, viewport: Viewport, ops) -> Interaction:
+        if not isinstance(html, str):
+            raise RenderError("failed", f"html must be str, got {type(html).__name__}")
+        size = len(html.encode("utf-8", "surrogatepass"))
+        if size > self.max_html_bytes:
+            raise RenderError("too_large", f"html is {size} bytes, limit is {self.max_html_bytes}")
+        try:
+            ops = check_ops(ops)
+        except ValueError as e:
+            raise RenderError("failed", str(e)) from None
+        clean = html.encode("utf-8", "replace").decode("utf-8")
+
+        async def work(slot):
+            page = slot.page
+            if page.viewport_size != {"width": viewport.width, "height": viewport.height}:
+                await page.set_viewport_size({"width": viewport.width, "height": viewport.height})
+            await page.set_content(clean, wait_until="load", timeout=self.timeout_s * 1000)
+            return await run_ops(page, slot.cdp, slot.frame_id, ops)
+
+        last: RenderError | None = None
+        for _attempt in range(self.retries + 1):
+            try:
+                # an in-page anchor changes the URL's fragment, so the page is never pooled again
+                (out_html, notes), _, elapsed = await self._on_slot(viewport, work, reuse=False)
+                return Interaction(out_html, notes, elapsed)
+            except RenderError as e:
+                last = e
+                if e.reason not in ("crashed", "contaminated"):
+                    raise
+        raise last  # type: ignore[misc]
 
     async def _mark_crashed(self):
         if self._browser is not None and self._browser.is_connected():

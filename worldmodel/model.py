@@ -64,8 +64,13 @@ class WorldModel:
             return []
         preds: list[Prediction] = []
         current = list(queries)
+        notes: list[list[str]] = [[] for _ in queries]
         for k, backend in enumerate(self.stages):
             preds = self._stage(backend, current)
+            for p, n in zip(preds, notes):
+                if p.note:
+                    n.append(f"{backend.name}: {p.note}" if len(self.stages) > 1 else p.note)
+                p.note = "; ".join(n)
             if k + 1 < len(self.stages):
                 current = [
                     Query(
@@ -80,6 +85,8 @@ class WorldModel:
         return preds
 
     def _stage(self, backend: Backend, queries: list[Query]) -> list[Prediction]:
+        if hasattr(backend, "use_renderer"):  # backends that act in a browser share this one
+            backend.use_renderer(self.renderer)
         t0 = time.perf_counter()
         completions = backend.complete(queries)
         if len(completions) != len(queries):
@@ -103,6 +110,7 @@ class WorldModel:
                     timings={"generate_s": gen_s, "render_s": render_s},
                     repaired=repaired,
                     boxes=[] if failed else res.boxes,
+                    note=getattr(c, "note", ""),
                 )
             )
         return out

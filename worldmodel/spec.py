@@ -1,6 +1,7 @@
 """The model-spec grammar, parsed once into a typed spec: how every CLI flag and call names a world model.
 
     copy                      nothing changes (the baseline to beat)
+    sim                       the browser's own physics on the current HTML (no scripts, no app)
     retrieval[:CORPUS]        next screen of the nearest recorded (screen, action)
     hf:PATH | PATH            a local transformers VLM checkpoint folder
     openai:URL#MODEL | URL#MODEL   an OpenAI-compatible chat endpoint
@@ -14,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-KINDS = ("copy", "retrieval", "hf", "openai")
-GRAMMAR = "copy, retrieval[:CORPUS], hf:PATH, a checkpoint folder, or openai:URL#MODEL (A+B composes)"
+KINDS = ("copy", "sim", "retrieval", "hf", "openai")
+GRAMMAR = "copy, sim, retrieval[:CORPUS], hf:PATH, a checkpoint folder, or openai:URL#MODEL (A+B composes, e.g. sim+retrieval)"
 
 
 class SpecError(ValueError):
@@ -55,8 +56,8 @@ def _one(text: str, whole: str) -> BackendSpec:
     if t.startswith(("http://", "https://")):
         t = "openai:" + t
     kind, sep, arg = t.partition(":")
-    if kind == "copy" and not sep:
-        return BackendSpec("copy")
+    if kind in ("copy", "sim") and not sep:
+        return BackendSpec(kind)
     if kind == "retrieval":
         return BackendSpec("retrieval", arg)
     if kind == "openai":

@@ -276,6 +276,18 @@ class Query:
             raise TypeError(f"action must be a worldmodel Action, got {type(self.action).__name__}")
 
 
+class Completion(str):
+    """A backend's raw completion, with a note on how it was made when there is one to tell
+    (e.g. the sim falling back to copy because the screen had no HTML)."""
+
+    note: str = ""
+
+    def __new__(cls, text: str, note: str = ""):
+        obj = super().__new__(cls, text)
+        obj.note = note
+        return obj
+
+
 @dataclass
 class Prediction:
     """The world model's imagined next screen: the HTML it wrote and what that renders to."""
@@ -287,6 +299,7 @@ class Prediction:
     timings: dict[str, float] = field(default_factory=dict)
     repaired: bool = False
     boxes: list = field(default_factory=list)  # laid-out elements of the render (render.Box)
+    note: str = ""  # how the backend made it, when it had to say (fallbacks, actions it cannot model)
 
     @property
     def ok(self) -> bool:

@@ -29,6 +29,10 @@ def _backend_class(kind: str):
         from .retrieval import RetrievalBackend
 
         return RetrievalBackend
+    if kind == "sim":
+        from .sim import SimBackend
+
+        return SimBackend
     if kind == "openai":
         from .openai import OpenAIBackend
 

@@ -19,7 +19,11 @@ This capture does what rrweb-snapshot and SingleFile do instead:
 - the body's content sits in the output contract's `<div id="screen">`, with `display:contents`
   so it adds no box; stylesheet selectors that name `body > ...` are rewritten through it.
 
-The result renders with scripts off and no network, like every model output.
+The result renders with scripts off and no network, like every model output. It lives in the
+render layer because two stages use it: the recorder (corpus) captures live apps, and the `sim`
+world model re-captures a captured screen after acting on it, so a capture of a capture must be
+stable: the existing `#screen` is kept (not wrapped again), stale state classes and focus rings
+are dropped before the current ones are written, and a new scroll adds to an earlier one.
 """
 
 CAPTURE_JS = r"""async (opts) => {
@@ -71,6 +75,11 @@ CAPTURE_JS = r"""async (opts) => {
   // ---- interaction state as classes ------------------------------------------------------
   const STATE = [[':hover', 'wm-hover'], [':focus-visible', 'wm-focus-visible'],
                  [':focus-within', 'wm-focus-within'], [':focus', 'wm-focus'], [':target', 'wm-target']];
+  const STATE_CLASSES = STATE.map(([, c]) => c);
+  const STATE_CLASS_RE = new RegExp('\\.(' + STATE_CLASSES.join('|') + ')(?![-\\w])', 'g');
+  // a capture being captured again: its body is just the contract's #screen
+  const kids = [...document.body.childNodes].filter(n => n.nodeType === 1 || (n.nodeType === 3 && n.textContent.trim()));
+  const recapture = kids.length === 1 && kids[0].id === 'screen' && kids[0].tagName === 'DIV';
   const stateOf = new Map();
   for (const el of document.querySelectorAll('*')) {
     const cls = [];
@@ -80,7 +89,7 @@ CAPTURE_JS = r"""async (opts) => {
   const PSEUDO_RE = /::?[a-zA-Z-]+(\((?:[^()]|\([^()]*\))*\))?/g;
   const matchesSomething = (sel) => {
     for (const part of sel.split(',')) {
-      let s = part.replace(PSEUDO_RE, '').trim();
+      let s = part.replace(PSEUDO_RE, '').replace(STATE_CLASS_RE, '').trim();
       if (!s || /[>+~]$/.test(s)) return true;
       try { if (document.querySelector(s)) return true; } catch (e) { return true; }
     }
@@ -89,6 +98,7 @@ CAPTURE_JS = r"""async (opts) => {
   const rewriteSelector = (sel) => {
     let s = sel;
     for (const [pseudo, c] of STATE) s = s.split(pseudo).join('.' + c);
+    if (recapture) return s;  // its selectors already go through #screen
     // the contract's #screen sits between <body> and its children
     return s.replace(/(?<![-\w.#])body(\s*[.#:\[][^\s>+~,]*)?\s*>\s*/g, (m, q) => `body${q || ''} > #screen > `);
   };
@@ -180,7 +190,9 @@ CAPTURE_JS = r"""async (opts) => {
     for (const child of target.children) {
       const src = child.__wmSource;
       if (src && getComputedStyle(src).position === 'fixed') continue;
-      child.style.setProperty('translate', `${-dx}px ${-dy}px`);
+      // an earlier capture's scroll is already a translate: the new scroll adds to it
+      const [ox, oy] = ((src && src.style.translate) || '').split(/\s+/).map(v => parseFloat(v) || 0);
+      child.style.setProperty('translate', `${(ox || 0) - dx}px ${(oy || 0) - dy}px`);
     }
   };
   const copy = async (el) => {
@@ -208,6 +220,16 @@ CAPTURE_JS = r"""async (opts) => {
       if (el.hasAttribute('style')) node.setAttribute('style', await inlineUrls(el.getAttribute('style'), document.baseURI));
     }
     node.__wmSource = el;
+    if (node.classList) {
+      for (const c of STATE_CLASSES) node.classList.remove(c);
+      if (node.getAttribute('class') === '') node.removeAttribute('class');
+    }
+    if (node.hasAttribute && node.hasAttribute('data-wm-ring')) {  // an earlier capture's focus ring
+      node.style.removeProperty('outline');
+      node.style.removeProperty('outline-offset');
+      node.removeAttribute('data-wm-ring');
+      if (node.getAttribute('style') === '') node.removeAttribute('style');
+    }
     const state = stateOf.get(el);
     if (state) for (const c of state) node.classList.add(c);
     if (el === document.activeElement && el !== document.body) {
@@ -216,6 +238,7 @@ CAPTURE_JS = r"""async (opts) => {
       if (cs.outlineStyle !== 'none') {
         node.style.setProperty('outline', `${cs.outlineColor} ${cs.outlineStyle} ${cs.outlineWidth}`);
         node.style.setProperty('outline-offset', cs.outlineOffset);
+        node.setAttribute('data-wm-ring', '');
       }
     }
     if (tag === 'IMG') node.setAttribute('src', await imgURL(el));
@@ -240,11 +263,14 @@ CAPTURE_JS = r"""async (opts) => {
     return node;
   };
   const body = (await copy(document.body)) || out.createElement('body');
-  const root = out.createElement('div');
-  root.setAttribute('id', 'screen');
-  root.setAttribute('style', `display:contents;width:${innerWidth}px;height:${innerHeight}px`);
-  while (body.firstChild) root.appendChild(body.firstChild);
-  body.appendChild(root);
+  let root = recapture ? body.querySelector(':scope > #screen') : null;
+  if (!root) {
+    root = out.createElement('div');
+    root.setAttribute('id', 'screen');
+    root.setAttribute('style', `display:contents;width:${innerWidth}px;height:${innerHeight}px`);
+    while (body.firstChild) root.appendChild(body.firstChild);
+    body.appendChild(root);
+  }
   if (window.scrollX || window.scrollY) shiftChildren(document.body, root, window.scrollX, window.scrollY);
   for (const n of body.querySelectorAll('*')) delete n.__wmSource;
   const htmlAttrs = [...document.documentElement.attributes]
