@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from render.capture import CAPTURE_JS, CAPTURE_OPTIONS
 from render.sandbox import CHROMIUM_ARGS, chromium_path
 from worldmodel.types import Action, Screen, Transition
 
 from .apps import ORIGIN, AppSpec, router
-from render.capture import CAPTURE_JS, CAPTURE_OPTIONS
 from .snapshot import SNAPSHOT_JS
 
 CAPTURES = ("stylesheets", "computed")
