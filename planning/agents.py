@@ -14,7 +14,7 @@ _CLICKABLE = {"button", "a", "span", "label", "input", "textarea", "li", "td", "
 
 
 class MiniWoBAgent:
-    """Proposes a tap on each visible element and typing the goal's quoted text into each field.
+    """Proposes a tap on each visible element and typing each of the goal's quoted strings into each field.
 
     Its confidence is a weak prior: elements whose text the goal names rank
     higher, fields get the quoted text, a Submit button is always an option.
@@ -40,8 +40,9 @@ class MiniWoBAgent:
             x, y = (b.x + b.w / 2) * s, (b.y + b.h / 2) * s
             words = set(re.findall(r"\w+", b.text.lower()))
             if b.tag in ("input", "textarea"):
-                if quoted:
-                    out.append(Candidate(Action("type", x=x, y=y, text=quoted[0]), 0.35))
+                # every quoted string into every field: which goes where is for lookahead to find
+                for k, q in enumerate(dict.fromkeys(quoted)):
+                    out.append(Candidate(Action("type", x=x, y=y, text=q), 0.35 - 0.02 * k))
                 out.append(Candidate(Action("tap", x=x, y=y), 0.2))
                 continue
             match = len(words & terms) / max(1, len(words)) if words else 0.0

@@ -76,23 +76,28 @@ class Lookahead:
         self.imagined_steps = 0
 
     def rank(self, screen: Screen, goal: str, candidates: Sequence[Candidate]) -> list[Ranked]:
-        """Candidates ranked best first, each with the screens imagined for it."""
+        """Candidates ranked best first, each with the screens imagined for it.
+
+        The first imagined step of every candidate is one batch; past it, the beams of all
+        candidates advance together, one batch per depth."""
         cands = sorted(candidates, key=lambda c: -c.confidence)[: self.top_k]
         if not cands:
             return []
         if self.confident_at is not None and cands[0].confidence >= self.confident_at:
             return [Ranked(c.action, c.confidence, [], c.confidence) for c in cands]  # gate: trust the agent
         preds = self._imagine([(screen, c.action) for c in cands], goal)
-        ranked = []
-        for c, p in zip(cands, preds):
-            s = self.scorer(screen, c.action, p, goal)
-            path = [p]
-            if self.depth > 1 and p.ok:
-                future, fpath = self._rollout(Screen(p.image, html=p.html), goal, self.depth - 1)
+        scores = [self.scorer(screen, c.action, p, goal) for c, p in zip(cands, preds)]
+        paths = [[p] for p in preds]
+        if self.depth > 1:
+            starts = [
+                _screen_of(p, screen) if p.ok and not self._done(screen, c.action, p, goal) else None
+                for c, p in zip(cands, preds)
+            ]
+            for i, (future, fpath) in enumerate(self._rollouts(starts, goal, self.depth - 1)):
                 if future is not None:
-                    s += self.discount * future
-                path += fpath
-            ranked.append(Ranked(c.action, s, path, c.confidence))
+                    scores[i] += self.discount * future
+                    paths[i] += fpath
+        ranked = [Ranked(c.action, s, path, c.confidence) for c, s, path in zip(cands, scores, paths)]
         # ties go to the agent's own preference
         return sorted(ranked, key=lambda r: (-r.score, -r.confidence))
 
@@ -100,27 +105,46 @@ class Lookahead:
         ranked = self.rank(screen, goal, candidates)
         return ranked[0].action if ranked else None
 
+    def _done(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> bool:
+        done = getattr(self.scorer, "done", None)
+        return bool(done(current, action, imagined, goal)) if callable(done) else False
+
     def _imagine(self, pairs: list[tuple[Screen, Action]], goal: str) -> list[Prediction]:
         self.imagined_steps += len(pairs)
         return self.world_model.predict_many([Query(s, a, goal) for s, a in pairs])
 
-    def _rollout(self, screen: Screen, goal: str, depth: int) -> tuple[float | None, list[Prediction]]:
-        """Best discounted score reachable in `depth` more imagined steps (beam search)."""
-        beam = [(0.0, screen, [])]
-        best: tuple[float | None, list[Prediction]] = (None, [])
+    def _rollouts(self, starts: list[Screen | None], goal: str, depth: int):
+        """For each start, the best discounted score reachable in `depth` more imagined steps
+        (beam search) and its path; (None, []) where nothing could be imagined."""
+        beams = [[(0.0, s, [])] if s is not None else [] for s in starts]
+        best: list[tuple[float | None, list[Prediction]]] = [(None, []) for _ in starts]
         for d in range(depth):
-            expanded = []
-            for acc, s, path in beam:
-                cands = sorted(self.proposer(s, goal), key=lambda c: -c.confidence)[: self.beam]
-                preds = self._imagine([(s, c.action) for c in cands], goal)
-                for c, p in zip(cands, preds):
-                    if not p.ok:
-                        continue
-                    v = acc + (self.discount**d) * self.scorer(s, c.action, p, goal)
-                    expanded.append((v, Screen(p.image, html=p.html), path + [p]))
-            if not expanded:
+            pairs, owners = [], []
+            for i, beam in enumerate(beams):
+                for acc, s, path in beam:
+                    for c in sorted(self.proposer(s, goal), key=lambda c: -c.confidence)[: self.beam]:
+                        pairs.append((s, c.action))
+                        owners.append((i, acc, s, path))
+            if not pairs:
                 break
-            beam = sorted(expanded, key=lambda x: -x[0])[: self.beam]
-            if best[0] is None or beam[0][0] > best[0]:
-                best = (beam[0][0], beam[0][2])
+            expanded: list[list] = [[] for _ in starts]
+            for (s, a), (i, acc, _, path), p in zip(pairs, owners, self._imagine(pairs, goal)):
+                if not p.ok:
+                    continue
+                v = acc + (self.discount**d) * self.scorer(s, a, p, goal)
+                nxt = None if self._done(s, a, p, goal) else _screen_of(p, s)
+                expanded[i].append((v, nxt, path + [p]))
+            for i, ex in enumerate(expanded):
+                if not ex:
+                    beams[i] = []
+                    continue
+                ex.sort(key=lambda x: -x[0])
+                if best[i][0] is None or ex[0][0] > best[i][0]:
+                    best[i] = (ex[0][0], ex[0][2])
+                beams[i] = [e for e in ex[: self.beam] if e[1] is not None]  # a finished path stops
         return best
+
+
+def _screen_of(p: Prediction, like: Screen) -> Screen:
+    """An imagined screen as the next state of a rollout."""
+    return Screen(p.image, html=p.html, device_scale_factor=like.device_scale_factor, app=like.app)

@@ -80,9 +80,10 @@ class GoalTextScorer:
 
 
 class ValueScorer:
-    """A learned value hook: any callable (screen, goal) -> float, e.g. a critic trained offline."""
+    """A learned value hook: any callable (screen, goal) -> float, e.g. a critic trained offline
+    (planning.reward.LearnedReward is one that also reads the action)."""
 
-    def __init__(self, value_fn: Callable[[Screen, str], float]):
+    def __init__(self, value_fn: Callable[[Screen, str], float] | None = None):
         self.value_fn = value_fn
 
     def __call__(self, current, action, imagined: Prediction, goal: str) -> float:
@@ -127,3 +128,21 @@ def parse_judgement(text: str) -> float:
         return 0.5
     c = min(1.0, max(0.0, float(d.get("confidence", 1.0))))
     return c if d["valid"] in (True, "true", "yes") else 1.0 - c
+
+
+class WeightedScorer:
+    """A weighted sum of scorers, e.g. progress on the page plus a learned task reward."""
+
+    def __init__(self, parts: list[tuple[Scorer, float]]):
+        if not parts:
+            raise ValueError("WeightedScorer needs at least one (scorer, weight)")
+        self.parts = list(parts)
+
+    def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float:
+        return sum(w * s(current, action, imagined, goal) for s, w in self.parts)
+
+    def done(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> bool:
+        """Any part that says the episode ends there."""
+        return any(
+            callable(getattr(s, "done", None)) and s.done(current, action, imagined, goal) for s, _ in self.parts
+        )

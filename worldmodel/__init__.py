@@ -21,12 +21,16 @@ _PLANNING = (
     "Candidate",
     "GoalTextScorer",
     "ImaginedEnv",
+    "LearnedReward",
     "Lookahead",
     "MiniWoBAgent",
+    "ProgressScorer",
     "Ranked",
     "ValueScorer",
     "VLMJudgeScorer",
+    "WeightedScorer",
     "as_agent",
+    "recorder_policy",
 )
 
 
