@@ -104,7 +104,11 @@ def main():
         # Steps per second on the same (screen, action) pairs: the real browser (scripted solver,
         # settle time included) against each world model imagining them (renders uncached).
         t = time.perf_counter()
-        real = [x for seed in seeds for x in rec.record_trajectory(miniwob_app("login-user"), solver_policy, 4, seed=seed)]
+        real = [
+            x
+            for seed in seeds
+            for x in rec.record_trajectory(miniwob_app("login-user"), solver_policy, 4, seed=seed)
+        ]
         real_rate = len(real) / (time.perf_counter() - t)
     rates = {}
     for model in sorted({a.split(":")[0] for a in args.arms.split(",") if a != "agent"}):
@@ -119,7 +123,9 @@ def main():
     print(f"\n{'task':22s} " + " ".join(f"{a:>22s}" for a in names))
     for task in tasks:
         print(f"{task:22s} " + " ".join(f"{results[a][0][task]['wins']:>17d}/{n:<4d}" for a in names))
-    print(f"\n{'arm':26s} {'success':>8s} {'vs agent':>9s} {'steps/success':>14s} {'imagined/real':>14s} {'wall s':>7s}")
+    print(
+        f"\n{'arm':26s} {'success':>8s} {'vs agent':>9s} {'steps/success':>14s} {'imagined/real':>14s} {'wall s':>7s}"
+    )
     base = sum(v["wins"] for v in results[names[0]][0].values()) / (n * len(tasks))
     for a in names:
         res, imagined = results[a]

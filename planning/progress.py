@@ -49,7 +49,9 @@ class TaskState:
         soup = BeautifulSoup(html, "html.parser")
         for t in soup(["style", "script", "template", "head"]):
             t.decompose()
-        labels = {lab.get("for"): lab.get_text(" ", strip=True) for lab in soup.find_all("label") if lab.get("for")}
+        labels = {
+            lab.get("for"): lab.get_text(" ", strip=True) for lab in soup.find_all("label") if lab.get("for")
+        }
         st = cls()
         for el in soup.find_all(["input", "textarea"]):
             typ = (el.get("type") or "").lower()
@@ -83,11 +85,13 @@ class GoalSpec:
 
     quoted: list[tuple[str, str]]  # (hint word or "", text)
     terms: set[str]
+    every_field: bool = False  # "into both fields", "in all the boxes"
 
     @classmethod
     def of(cls, goal: str) -> GoalSpec:
         quoted = [((w or "").lower(), q) for w, q in _QUOTED_RE.findall(goal or "")]
-        return cls(quoted, set(goal_terms(goal or "")))
+        every = bool(re.search(r"\b(both|all|each|every)\b", goal or "", re.I))
+        return cls(quoted, set(goal_terms(goal or "")), every)
 
 
 def field_score(st: TaskState, g: GoalSpec) -> tuple[int, int, int]:
@@ -125,7 +129,7 @@ def requirements_met(st: TaskState, g: GoalSpec) -> float:
     parts = []
     if g.quoted and st.fields:
         good, bad, n = field_score(st, g)
-        want = min(n, max(len(g.quoted), 1))
+        want = n if g.every_field else min(n, max(len(g.quoted), 1))
         parts.append(max(0.0, (good - bad) / want))
     if st.checked:
         named, wrong = check_score(st, g)

@@ -37,7 +37,7 @@ FEATURES = (
     "target_named",
     "target_field",
     "requirements_met",
-    "met_and_submit",
+    "all_met_and_submit",
     "types_quoted",
     "named_tap",
 )
@@ -74,7 +74,7 @@ def features(screen: Screen, boxes, action: Action, goal: str) -> np.ndarray:
         "target_named": named,
         "target_field": float(tag in ("input", "textarea")),
         "requirements_met": met,
-        "met_and_submit": met * submit,
+        "all_met_and_submit": float(met >= 1.0) * submit,
         "types_quoted": float(action.type == "type" and any(q == action.text for _, q in g.quoted)),
         "named_tap": named * tap * (1.0 - submit),
     }
@@ -177,7 +177,9 @@ class LearnedReward(ValueScorer):
     def load(cls, path, renderer: Renderer | None = None) -> LearnedReward:
         data = json.loads(Path(path).read_text())
         if data.get("features") != list(FEATURES):
-            raise ValueError(f"{path}: saved for features {data.get('features')}, this version has {FEATURES}")
+            raise ValueError(
+                f"{path}: saved for features {data.get('features')}, this version has {FEATURES}"
+            )
         m = cls(data["reward"], data["done"], renderer)
         m.trained_on = data.get("trained_on", 0)
         return m

@@ -144,5 +144,6 @@ class WeightedScorer:
     def done(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> bool:
         """Any part that says the episode ends there."""
         return any(
-            callable(getattr(s, "done", None)) and s.done(current, action, imagined, goal) for s, _ in self.parts
+            callable(getattr(s, "done", None)) and s.done(current, action, imagined, goal)
+            for s, _ in self.parts
         )
