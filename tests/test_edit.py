@@ -1,0 +1,90 @@
+"""The edit language: diff writes it, apply carries it out, and every bundled transition's edit
+renders to its real next screen; malformed edits fail with the line named."""
+
+import numpy as np
+import pytest
+from bs4 import BeautifulSoup
+
+from corpus.store import load_corpus
+from render import Viewport
+from render.metrics import ssim
+from worldmodel.edit import EditError, annotate, apply, diff, try_apply
+
+A = """<!DOCTYPE html><html><head><style>p{color:red}
+b{font-weight:bold}</style></head><body><div id="screen"><h1>Notes</h1>
+<ul><li>one</li><li>two</li></ul><input id="t" value=""><p>Hello <b>you</b></p></div></body></html>"""
+
+
+def test_each_operation_applies():
+    edit = "\n".join(
+        [
+            'attr 6 value "Kasie"',  # the input
+            'text 2 "My notes"',  # the h1 (0 is the body, 1 the #screen div: see annotate)
+            'after 5 "<li>three</li>"',
+            "remove 4",
+            'css-ins 1 "i{color:blue}"',
+            "css-del 0 1",
+        ]
+    )
+    numbered = annotate(A)
+    assert 'n="0"' in numbered and numbered.count(" n=") == 9
+    out = BeautifulSoup(apply(A, edit), "html.parser")
+    assert out.find("input")["value"] == "Kasie" and out.h1.text == "My notes"
+    assert [li.text for li in out.find_all("li")] == ["two", "three"]
+    assert out.style.string == "i{color:blue}\nb{font-weight:bold}"
+    # a whole document is an edit, and so is nothing
+    assert apply(A, "<html><body>new</body></html>") == "<html><body>new</body></html>"
+    assert apply(A, "  \n") == A
+
+
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        ("jump 3", "line 1"),
+        ('text 99 "x"', "no element 99"),
+        ("attr x value 1", "element number"),
+        ('text 2 "unterminated', "bad quoted string"),
+        ('remove 3\ntext 4 "x"', "line 2"),  # the li inside the removed ul
+        ("css-del 50", "out of range"),
+        ("remove 0", "body cannot be removed"),
+    ],
+)
+def test_malformed_edits_name_their_line(edit, says):
+    with pytest.raises(EditError, match=says):
+        apply(A, edit)
+    html, err = try_apply(A, edit)
+    assert html is None and says in err
+
+
+def _canon(html: str) -> str:
+    """The DOM with attributes sorted and whitespace-only text dropped: equal means same render."""
+    soup = BeautifulSoup(html, "html.parser")
+    for el in soup.find_all(True):
+        el.attrs = dict(sorted((k, " ".join(v) if isinstance(v, list) else v) for k, v in el.attrs.items()))
+    for t in soup.find_all(string=True):
+        if not t.strip():
+            t.extract()
+    return str(soup)
+
+
+def test_diff_then_apply_renders_the_next_screen_on_every_bundled_transition(renderer):
+    dd = load_corpus()
+    pairs = [
+        (a, b, w, h, s)
+        for sp in dd
+        for a, b, w, h, s in zip(
+            *(dd[sp][c] for c in ("screen_html", "next_html", "width", "height", "device_scale_factor"))
+        )
+        if a and b
+    ]
+    edits = [diff(a, b) for a, b, *_ in pairs]
+    assert edits[:20] == [diff(a, b) for a, b, *_ in pairs[:20]]  # deterministic
+    outs = [apply(a, e) for (a, *_), e in zip(pairs, edits)]
+    differ = [i for i, (o, p) in enumerate(zip(outs, pairs)) if _canon(o) != _canon(p[1])]
+    vps = [Viewport.for_screen(w, h, s) for _, _, w, h, s in pairs]
+    got = renderer.render_many([(outs[i], vps[i]) for i in differ], boxes=False)
+    want = renderer.render_many([(pairs[i][1], vps[i]) for i in differ], boxes=False)
+    scores = [ssim(g.image, w.image) for g, w in zip(got, want)]
+    assert all(s >= 0.99 for s in scores), min(scores)
+    ratio = np.median([len(e) / len(p[1]) for e, p in zip(edits, pairs)])
+    assert ratio < 1.0 and sum(not e for e in edits) > 0
