@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from PIL import Image
 
+from .compact import COMPACT_JS, minify_styles
 from .interact import Interaction, check_ops, run_ops
 from .sandbox import NO_WEBRTC_JS, SHELL_URL, chromium_args, chromium_path, shell_response
 from .watchdog import MemoryWatchdog
@@ -141,6 +142,10 @@ _BOXES_JS = """(() => {
   }
   return out;
 })()""".replace("MAX_BOXES", str(MAX_BOXES))
+
+
+def _png_bytes(png: bytes) -> bytes:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).tobytes()
 
 
 class _Slot:
@@ -470,6 +475,48 @@ class Renderer:
             else:
                 self._idle[scale].append(slot)
         return out, blocked, time.perf_counter() - t0
+
+    # ---- compacting (render/compact.py) --------------------------------------
+    def compact_many(self, items: Sequence[tuple[str, Viewport]]) -> list[str]:
+        """Each page's HTML made shorter where its screenshot stays identical, else as it was."""
+        items = list(items)
+
+        async def all_():
+            return await asyncio.gather(*(self._acompact(h, v) for h, v in items))
+
+        return self._call(all_(), 3 * len(items))
+
+    async def _acompact(self, html: str, vp: Viewport) -> str:
+        async def strip(slot):
+            page = slot.page
+            if page.viewport_size != {"width": vp.width, "height": vp.height}:
+                await page.set_viewport_size({"width": vp.width, "height": vp.height})
+            await page.set_content(html, wait_until="load", timeout=self.timeout_s * 1000)
+            world = await slot.cdp.send(
+                "Page.createIsolatedWorld", {"frameId": slot.frame_id, "worldName": "wm-compact"}
+            )
+            got = await slot.cdp.send(
+                "Runtime.evaluate",
+                {"expression": COMPACT_JS, "contextId": world["executionContextId"], "returnByValue": True},
+            )
+            return got.get("result", {}).get("value")
+
+        try:
+            original = (await self.arender(html, vp, boxes=False)).png
+            stripped, _, _ = await self._on_slot(vp, strip, reuse=False)
+        except RenderError:
+            return html
+        for candidate in (
+            (minify_styles(stripped), minify_styles(html)) if stripped else (minify_styles(html),)
+        ):
+            if len(candidate) >= len(html):
+                continue
+            try:
+                if (await self.arender(candidate, vp, boxes=False)).image.tobytes() == _png_bytes(original):
+                    return candidate
+            except RenderError:
+                continue
+        return html
 
     # ---- acting on a page (the sim world model) -------------------------------
     def interact(self, html: str, viewport: Viewport, ops) -> Interaction:

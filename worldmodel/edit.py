@@ -211,6 +211,15 @@ def apply(current: str, edit: str) -> str:
     return str(soup)
 
 
+def extract_edit(completion: str) -> str:
+    """The edit inside a model's completion: code fences and a leading "edit:" label removed."""
+    text = (completion or "").strip()
+    m = re.search(r"```[a-zA-Z]*\n(.*?)```", text, re.S)
+    if m:
+        text = m.group(1).strip()
+    return re.sub(r"^(edit|Edit|EDIT)\s*:\s*", "", text)
+
+
 def try_apply(current: str, edit: str) -> tuple[str | None, str | None]:
     """(html, None) or (None, the error): for rewards and evaluation, which never raise."""
     try:

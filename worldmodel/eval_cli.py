@@ -20,6 +20,9 @@ def eval_command(
     ),
     device: str = typer.Option("auto", help="for hf backends: cpu, cuda, cuda:1, auto"),
     max_new_tokens: int = typer.Option(1024, min=1, help="for hf backends"),
+    mode: str = typer.Option(
+        "document", help="document, edit or auto (edit where the current HTML is known)"
+    ),
 ) -> None:
     """Render each backend's predictions and score them; writes a side-by-side report."""
     from render import Renderer
@@ -27,7 +30,10 @@ def eval_command(
     from .backends.base import load_stage
     from .dataset import CorpusError, iter_transitions, load_corpus
     from .evaluate import evaluate
+    from .prompt import MODES
 
+    if mode not in MODES:
+        raise typer.BadParameter(f"{mode!r} is not one of {', '.join(MODES)}", param_hint="--mode")
     specs = [parse_model(m) for m in model]
     try:
         dd = load_corpus(corpus)
@@ -42,15 +48,17 @@ def eval_command(
     transitions = list(iter_transitions(ds, skipped))
     for s in skipped:
         typer.echo(f"skipped a bad record: {s}", err=True)
-    backends = {}
-    for name, spec in zip(model, specs):
-        if len(spec.stages) != 1:
-            raise typer.BadParameter(f"{name!r}: wm eval takes single-stage models", param_hint="--model")
-        stage = spec.first
-        if stage.kind == "retrieval" and not stage.arg and corpus:
-            stage = type(stage)("retrieval", str(corpus))  # look up this corpus' training split
-        backends[name] = load_stage(stage, device=device, max_new_tokens=max_new_tokens)
+    from .model import WorldModel
+
     with Renderer() as r:
-        figures = evaluate(backends, transitions, r, out)
+        backends = {}
+        for name, spec in zip(model, specs):
+            stages = []
+            for stage in spec.stages:
+                if stage.kind == "retrieval" and not stage.arg and corpus:
+                    stage = type(stage)("retrieval", str(corpus))  # look up this corpus' training split
+                stages.append(load_stage(stage, device=device, max_new_tokens=max_new_tokens))
+            backends[name] = WorldModel(stages, r, name)
+        figures = evaluate(backends, transitions, r, out, modes=mode)
     typer.echo(json.dumps(figures, indent=2))
     typer.echo(f"report: {out / 'report.html'}")

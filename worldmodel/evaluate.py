@@ -37,8 +37,13 @@ def evaluate(
     out_dir: str | Path | None = None,
     lpips: LPIPS | None | str = "auto",
     batch: int = 8,
+    modes: dict[str, str] | str = "document",
 ) -> dict:
-    """Per backend: SSIM, LPIPS, text F1, element F1, render-failure rate, latency, copy-correlation."""
+    """Per backend: SSIM, LPIPS, text F1, element F1, render-failure rate, latency, copy-correlation,
+    and what it generated (characters of completion; in edit mode, of the edit).
+
+    A value of `backends` is a Backend or a WorldModel (e.g. `sim+retrieval`); `modes` gives
+    each name its prediction mode ("document", "edit", "auto"), or one mode for all."""
     if lpips == "auto":
         try:
             lpips = LPIPS()
@@ -84,16 +89,20 @@ def evaluate(
                 "latency_s",
                 "failed",
                 "gain",
+                "generated_chars",
+                "edit_failed",
             )
         }
+        mode = modes if isinstance(modes, str) else modes.get(name, "document")
+        wm = backend if isinstance(backend, WorldModel) else WorldModel(backend, renderer)
         for s in range(0, len(transitions), batch):
             chunk = transitions[s : s + batch]
-            preds = WorldModel(backend, renderer).predict_many(
-                [Query(t.screen, t.action, t.goal) for t in chunk]
-            )
+            preds = wm.predict_many([Query(t.screen, t.action, t.goal) for t in chunk], mode)
             for j, (t, p) in enumerate(zip(chunk, preds)):
                 i = s + j
                 per["latency_s"].append(p.timings["generate_s"] + p.timings["render_s"])
+                per["generated_chars"].append(len(p.edit if p.edit is not None else (p.completion or "")))
+                per["edit_failed"].append(1.0 if p.edit is not None and not p.ok and p.html == "" else 0.0)
                 per["failed"].append(0.0 if p.ok else 1.0)
                 fid = fidelity(p.image, t.next_screen.array) if p.ok else None
                 sc = fid["ssim"] if fid else 0.0
@@ -125,13 +134,20 @@ def evaluate(
             "element_f1": _mean(per["element_f1"]),
             "render_failure_rate": _mean(per["failed"]),
             "latency_s": _mean(per["latency_s"]),
+            "mode": mode,
+            "generated_chars": _mean(per["generated_chars"]),
+            "edit_failure_rate": _mean(per["edit_failed"]),
             "gain_over_copy": _mean(per["gain"]),
             "copy_correlation": _pearson(copy_ssim, per["gain"]),
         }
     if "copy" in figures["backends"]:
-        base = figures["backends"]["copy"]["ssim"]
+        base = figures["backends"]["copy"]
         for f in figures["backends"].values():
-            f["gain_over_copy_backend"] = None if f["ssim"] is None or base is None else f["ssim"] - base
+            for k in ("ssim", "text_f1"):
+                a, b = f[k], base[k]
+                f[f"{k}_gain_over_copy_backend" if k != "ssim" else "gain_over_copy_backend"] = (
+                    None if a is None or b is None else a - b
+                )
     if out:
         (out / "figures.json").write_text(json.dumps(figures, indent=2))
         write_report(out, figures, transitions, rows, list(backends), copy_ssim)

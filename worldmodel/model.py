@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from render import Renderer, RenderError
 
 from .backends.base import Backend, load_stage, option_names
+from .edit import diff, extract_edit, try_apply
 from .extract import extract_html
+from .prompt import MODES
 from .spec import ModelSpec, parse_spec
 from .types import Action, Prediction, Query, Screen
 
@@ -53,20 +55,30 @@ class WorldModel:
         return self._renderer
 
     # ---- predicting --------------------------------------------------------------
-    def predict(self, screen: Screen, action: Action, goal: str | None = None) -> Prediction:
+    def predict(
+        self, screen: Screen, action: Action, goal: str | None = None, mode: str = "document"
+    ) -> Prediction:
         """The next screen after `action` on `screen`, as HTML and rendered pixels."""
-        return self.predict_many([Query(screen, action, goal)])[0]
+        return self.predict_many([Query(screen, action, goal)], mode)[0]
 
-    def predict_many(self, queries: Sequence[Query]) -> list[Prediction]:
-        """A batch: one generation call per stage and one concurrent render batch per stage."""
+    def predict_many(self, queries: Sequence[Query], mode: str = "document") -> list[Prediction]:
+        """A batch: one generation call per stage and one concurrent render batch per stage.
+
+        `mode` "document": every backend writes the next screen whole. "edit": it writes an edit
+        of the current screen (worldmodel/edit.py) that is applied, and the Prediction keeps
+        both; a backend that only writes documents has its document diffed into the edit, and a
+        screen without HTML gets a document. "auto": edit where the current HTML is known."""
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
         queries = [q if isinstance(q, Query) else Query(*q) for q in queries]
         if not queries:
             return []
+        edit = [mode != "document" and bool(q.screen.html) for q in queries]
         preds: list[Prediction] = []
         current = list(queries)
         notes: list[list[str]] = [[] for _ in queries]
         for k, backend in enumerate(self.stages):
-            preds = self._stage(backend, current)
+            preds = self._stage(backend, current, edit)
             for p, n in zip(preds, notes):
                 if p.note:
                     n.append(f"{backend.name}: {p.note}" if len(self.stages) > 1 else p.note)
@@ -82,48 +94,91 @@ class WorldModel:
                     else q
                     for p, q in zip(preds, queries)
                 ]
+        if len(self.stages) > 1:  # the edit of the screen the caller gave, not of a stage's result
+            for p, q, e in zip(preds, queries, edit):
+                if e and p.ok:
+                    p.edit = diff(q.screen.html, p.html)
+        if mode == "edit":
+            for p, q in zip(preds, queries):
+                if not q.screen.html:
+                    p.note = "; ".join(x for x in (p.note, "no current HTML to edit: wrote a document") if x)
         return preds
 
-    def _stage(self, backend: Backend, queries: list[Query]) -> list[Prediction]:
+    def _stage(self, backend: Backend, queries: list[Query], edit: list[bool]) -> list[Prediction]:
         if hasattr(backend, "use_renderer"):  # backends that act in a browser share this one
             backend.use_renderer(self.renderer)
         t0 = time.perf_counter()
-        completions = backend.complete(queries)
-        if len(completions) != len(queries):
-            raise RuntimeError(
-                f"backend {backend.name} returned {len(completions)} completions for {len(queries)}"
-            )
+        native = callable(getattr(backend, "complete_edits", None))
+        completions: list = [None] * len(queries)
+        groups = [[i for i, e in enumerate(edit) if e == want] for want in (True, False)]
+        for want_edit, idx in zip((True, False), groups):
+            if not idx:
+                continue
+            sub = [queries[i] for i in idx]
+            got = backend.complete_edits(sub) if (want_edit and native) else backend.complete(sub)
+            if len(got) != len(sub):
+                raise RuntimeError(f"backend {backend.name} returned {len(got)} completions for {len(sub)}")
+            for i, c in zip(idx, got):
+                completions[i] = c
         gen_s = (time.perf_counter() - t0) / len(queries)
-        docs = [extract_html(c) for c in completions]
+        docs: list[tuple[str, bool]] = []
+        edits: list[str | None] = []
+        errors: list[str | None] = []
+        for q, c, e in zip(queries, completions, edit):
+            err = None
+            if e and native:
+                ed = extract_edit(c)
+                html, err = try_apply(q.screen.html, ed)
+                docs.append((html or "", False))
+                edits.append(ed)
+            elif e:
+                html, repaired = extract_html(c)
+                docs.append((html, repaired))
+                edits.append(diff(q.screen.html, html))
+            else:
+                docs.append(extract_html(c))
+                edits.append(None)
+            errors.append(err)
         t1 = time.perf_counter()
-        results = self.renderer.render_many([(h, q.screen.viewport()) for (h, _), q in zip(docs, queries)])
+        todo = [i for i, err in enumerate(errors) if err is None]
+        rendered = self.renderer.render_many([(docs[i][0], queries[i].screen.viewport()) for i in todo])
+        results: list = [None] * len(queries)
+        for i, res in zip(todo, rendered):
+            results[i] = res
         render_s = (time.perf_counter() - t1) / len(queries)
         out = []
-        for (html, repaired), c, res in zip(docs, completions, results):
-            failed = isinstance(res, RenderError)
+        for (html, repaired), c, res, ed, err in zip(docs, completions, results, edits, errors):
+            failed = err is not None or isinstance(res, RenderError)
             out.append(
                 Prediction(
                     html=html,
                     image=None if failed else res.pil(),
                     completion=c,
-                    render_error=str(res) if failed else None,
+                    render_error=err if err is not None else (str(res) if failed else None),
                     timings={"generate_s": gen_s, "render_s": render_s},
                     repaired=repaired,
                     boxes=[] if failed else res.boxes,
                     note=getattr(c, "note", ""),
+                    edit=ed,
                 )
             )
         return out
 
-    def rollout(self, screen: Screen, actions: Sequence[Action], goal: str | None = None) -> list[Prediction]:
+    def rollout(
+        self, screen: Screen, actions: Sequence[Action], goal: str | None = None, mode: str = "document"
+    ) -> list[Prediction]:
         """Imagine `actions` one after another from `screen`: one Prediction per step.
 
         Each step starts from the previous imagined screen; a step whose render failed ends the
         rollout (its Prediction, with the error, is the last one)."""
-        return self.rollout_many([screen], [actions], goal)[0]
+        return self.rollout_many([screen], [actions], goal, mode)[0]
 
     def rollout_many(
-        self, screens: Sequence[Screen], plans: Sequence[Sequence[Action]], goal: str | None = None
+        self,
+        screens: Sequence[Screen],
+        plans: Sequence[Sequence[Action]],
+        goal: str | None = None,
+        mode: str = "document",
     ) -> list[list[Prediction]]:
         """Several rollouts, batched across them at every depth."""
         if len(screens) != len(plans):
@@ -133,7 +188,7 @@ class WorldModel:
         alive = [i for i, p in enumerate(plans) if len(p)]
         depth = 0
         while alive:
-            preds = self.predict_many([Query(state[i], plans[i][depth], goal) for i in alive])
+            preds = self.predict_many([Query(state[i], plans[i][depth], goal) for i in alive], mode)
             nxt = []
             for i, p in zip(alive, preds):
                 out[i].append(p)

@@ -51,13 +51,20 @@ def predict_next(
     goal: str | None = None,
     model: str | ModelSpec | WorldModel = "retrieval",
     renderer: Renderer | None = None,
+    mode: str = "document",
 ) -> Prediction:
-    """The world model's next screen after `action` on `screen`, as HTML and as rendered pixels."""
-    return _model(model, renderer).predict(screen, action, goal)
+    """The world model's next screen after `action` on `screen`, as HTML and as rendered pixels.
+
+    `mode`: "document" (the model writes the whole next screen), "edit" (it writes an edit of
+    the current screen's HTML, kept in Prediction.edit) or "auto" (edit when the HTML is known)."""
+    return _model(model, renderer).predict(screen, action, goal, mode)
 
 
 def predict_many(
-    queries: list[Query], model: str | ModelSpec | WorldModel = "retrieval", renderer: Renderer | None = None
+    queries: list[Query],
+    model: str | ModelSpec | WorldModel = "retrieval",
+    renderer: Renderer | None = None,
+    mode: str = "document",
 ) -> list[Prediction]:
     """Batch version: one generation call and one concurrent render batch."""
-    return _model(model, renderer).predict_many(queries)
+    return _model(model, renderer).predict_many(queries, mode)

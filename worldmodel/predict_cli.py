@@ -30,10 +30,17 @@ def predict_command(
     goal: str = typer.Option(None),
     model: str = typer.Option("retrieval", help=MODEL_HELP),
     scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor of the screenshot"),
+    mode: str = typer.Option(
+        "document", help="document, edit (the model edits --html; the edit goes beside --out) or auto"
+    ),
 ) -> None:
     """Predict the screen after ACTION on SCREEN."""
     from .model import WorldModel
+    from .prompt import MODES
     from .types import Action, Screen, read_html
+
+    if mode not in MODES:
+        raise typer.BadParameter(f"{mode!r} is not one of {', '.join(MODES)}", param_hint="--mode")
 
     spec = parse_model(model)
     try:
@@ -50,9 +57,13 @@ def predict_command(
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="--action") from None
     with WorldModel.load(spec) as wm:
-        p = wm.predict(s, act, goal)
+        p = wm.predict(s, act, goal, mode)
     out.parent.mkdir(parents=True, exist_ok=True)
     _atomic_write(out, p.html.encode("utf-8"))
+    if p.edit is not None:
+        _atomic_write(out.with_suffix(".edit"), p.edit.encode("utf-8"))
+    if p.note:
+        typer.echo(f"note: {p.note}", err=True)
     if not p.ok:
         raise RuntimeError(f"wrote {out}, but it did not render: {p.render_error}")
     png = out.with_suffix(".png")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
+from .edit import annotate
 from .types import Action, Screen
 
 SYSTEM = (
@@ -15,6 +16,15 @@ CONTRACT = (
     'resources. Put everything inside a root <div id="screen"> of exactly {w}px by {h}px. Draw '
     'images as <div class="img" data-label="what it shows"> placeholders.'
 )
+EDIT_CONTRACT = (
+    "Output only the edit that turns the current screen into the next, one operation per line "
+    "(N is an element's n= number above, L a stylesheet line; quoted values are JSON strings): "
+    'text N "..." | attr N NAME "..." | unattr N NAME | replace N "<html>" | remove N | '
+    'before N "<html>" | after N "<html>" | prepend N "<html>" | append N "<html>" | '
+    'css-del L COUNT | css-ins L "rule" | screen "<whole html document>". '
+    "Output nothing if the screen does not change."
+)
+MODES = ("document", "edit", "auto")
 MAX_HTML_CHARS = 6000
 
 
@@ -57,7 +67,10 @@ def prompt_text(
     goal: str | None = None,
     with_html: bool = True,
     html_chars: int = MAX_HTML_CHARS,
+    mode: str = "document",
 ) -> str:
+    """The user turn's text. In "edit" mode the current HTML (numbered, always included) is what
+    the model edits and the contract asks for an edit instead of a document."""
     w, h = screen.viewport().width, screen.viewport().height
     lines = [
         f"Screen size: {w}x{h} CSS px.",
@@ -65,12 +78,14 @@ def prompt_text(
         f"Action JSON: {action.to_json()}",
         f"Goal: {goal or 'none given'}",
     ]
-    if with_html and screen.html:
-        html = (
-            screen.html if len(screen.html) <= html_chars else screen.html[:html_chars] + "<!-- truncated -->"
+    edit = mode == "edit" and bool(screen.html)
+    if (with_html or edit) and screen.html:
+        html = annotate(screen.html) if edit else screen.html
+        html = html if len(html) <= html_chars else html[:html_chars] + "<!-- truncated -->"
+        lines.append(
+            ("Current screen HTML (elements numbered n=):\n" if edit else "Current screen HTML:\n") + html
         )
-        lines.append("Current screen HTML:\n" + html)
-    lines.append(CONTRACT.format(w=w, h=h))
+    lines.append(EDIT_CONTRACT if edit else CONTRACT.format(w=w, h=h))
     return "\n".join(lines)
 
 
@@ -80,6 +95,7 @@ def build_messages(
     goal: str | None = None,
     with_html: bool = True,
     html_chars: int = MAX_HTML_CHARS,
+    mode: str = "document",
 ):
     """Chat messages (with one image slot) and the image that fills it."""
     image = draw_action(screen.image, action)
@@ -89,7 +105,7 @@ def build_messages(
             "role": "user",
             "content": [
                 {"type": "image"},
-                {"type": "text", "text": prompt_text(screen, action, goal, with_html, html_chars)},
+                {"type": "text", "text": prompt_text(screen, action, goal, with_html, html_chars, mode)},
             ],
         },
     ]

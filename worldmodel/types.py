@@ -300,6 +300,7 @@ class Prediction:
     repaired: bool = False
     boxes: list = field(default_factory=list)  # laid-out elements of the render (render.Box)
     note: str = ""  # how the backend made it, when it had to say (fallbacks, actions it cannot model)
+    edit: str | None = None  # in edit mode: the edit of the current screen that `html` applies
 
     @property
     def ok(self) -> bool:

@@ -61,17 +61,24 @@ class TransformersBackend:
         return cls(spec.arg, **options)
 
     def complete(self, queries: list[Query]) -> list[str]:
+        return self._batched(queries, "document")
+
+    def complete_edits(self, queries: list[Query]) -> list[str]:
+        """One edit of each query's current screen (the edit-mode prompt contract)."""
+        return self._batched(queries, "edit")
+
+    def _batched(self, queries: list[Query], mode: str) -> list[str]:
         out: list[str] = []
         for i in range(0, len(queries), self.batch_size):
-            out += self._generate(queries[i : i + self.batch_size])
+            out += self._generate(queries[i : i + self.batch_size], mode)
         return out
 
-    def _generate(self, queries: list[Query]) -> list[str]:
+    def _generate(self, queries: list[Query], mode: str = "document") -> list[str]:
         import torch
 
         texts, images = [], []
         for q in queries:
-            messages, image = build_messages(q.screen, q.action, q.goal, self.with_html)
+            messages, image = build_messages(q.screen, q.action, q.goal, self.with_html, mode=mode)
             texts.append(
                 self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
             )

@@ -47,7 +47,17 @@ class OpenAIBackend:
         return cls(spec.arg, spec.model, **options)
 
     def complete(self, queries: list[Query]) -> list[str]:
-        batch = [chat_messages(*build_messages(q.screen, q.action, q.goal, self.with_html)) for q in queries]
+        return self._ask(queries, "document")
+
+    def complete_edits(self, queries: list[Query]) -> list[str]:
+        """One edit of each query's current screen (the edit-mode prompt contract)."""
+        return self._ask(queries, "edit")
+
+    def _ask(self, queries: list[Query], mode: str) -> list[str]:
+        batch = [
+            chat_messages(*build_messages(q.screen, q.action, q.goal, self.with_html, mode=mode))
+            for q in queries
+        ]
         return self.chat.complete_many(batch, max_tokens=self.max_tokens, temperature=self.temperature)
 
     def close(self) -> None:

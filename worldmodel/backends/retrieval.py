@@ -2,13 +2,21 @@
 
 It is the CPU default because it needs no weights, and a useful bar: a world
 model that cannot beat nearest-neighbour lookup has not learned dynamics.
+
+In edit mode it transplants instead (worldmodel/transplant.py): the nearest transition's edit,
+re-addressed onto the current screen (the element its action hit becomes the one this action
+hits, found from both screens' rendered boxes), or nothing (copy) when none of it applies.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..types import ACTION_TYPES, DIRECTIONS, Action, Query, Screen, Transition
+from render import Viewport
+
+from ..edit import diff
+from ..transplant import target_number, transplant
+from ..types import ACTION_TYPES, DIRECTIONS, Action, Completion, Query, Screen, Transition
 
 _THUMB = (24, 32)
 
@@ -29,10 +37,20 @@ def features(screen: Screen, action: Action, action_weight: float = 2.0) -> np.n
 class RetrievalBackend:
     name = "retrieval"
 
-    def __init__(self, keys: np.ndarray, next_html: list[str]):
+    def __init__(
+        self, keys: np.ndarray, next_html: list[str], sources: list[tuple[str, Action, float]] | None = None
+    ):
         if len(keys) == 0:
             raise ValueError("retrieval index is empty: the corpus split has no transitions")
         self.keys, self.next_html = keys, next_html
+        self.sources = sources or [("", Action("wait"), 1.0)] * len(next_html)  # (html, action, scale)
+        self._edits: dict[int, str] = {}
+        self._renderer = None
+
+    def use_renderer(self, renderer) -> None:
+        """Transplants find the tapped element from rendered boxes: a WorldModel lends its renderer."""
+        if self._renderer is None:
+            self._renderer = renderer
 
     @classmethod
     def from_transitions(cls, transitions) -> RetrievalBackend:
@@ -41,13 +59,14 @@ class RetrievalBackend:
 
         if hasattr(transitions, "column_names"):  # a datasets.Dataset
             transitions = iter_transitions(transitions, skipped=[])
-        keys, htmls = [], []
+        keys, htmls, sources = [], [], []
         for t in transitions:
             if not isinstance(t, Transition):
                 raise TypeError(f"retrieval indexes Transitions, got {type(t).__name__}")
             keys.append(features(t.screen, t.action))
             htmls.append(t.next_screen.html or "")
-        return cls(np.stack(keys) if keys else np.zeros((0, 1)), htmls)
+            sources.append((t.screen.html or "", t.action, t.screen.device_scale_factor))
+        return cls(np.stack(keys) if keys else np.zeros((0, 1)), htmls, sources)
 
     @classmethod
     def from_corpus(cls, path=None, split: str = "train") -> RetrievalBackend:
@@ -64,10 +83,79 @@ class RetrievalBackend:
             return cls.from_transitions(transitions)
         return cls.from_corpus(spec.arg or None, split)
 
-    def complete(self, queries: list[Query]) -> list[str]:
-        if not queries:
-            return []
+    def nearest(self, queries: list[Query]) -> list[int]:
+        """The index of each query's nearest recorded (screen, action)."""
         f = np.stack([features(q.screen, q.action) for q in queries])
         # squared distances of every query to every key, as one matrix product
         d = (f**2).sum(1)[:, None] - 2 * f @ self.keys.T + (self.keys**2).sum(1)[None, :]
-        return [self.next_html[int(i)] for i in np.argmin(d, axis=1)]
+        return [int(i) for i in np.argmin(d, axis=1)]
+
+    def complete(self, queries: list[Query]) -> list[str]:
+        if not queries:
+            return []
+        return [self.next_html[i] for i in self.nearest(queries)]
+
+    def complete_edits(self, queries: list[Query]) -> list[str]:
+        """The nearest transition's edit transplanted onto each query's screen."""
+        if not queries:
+            return []
+        idx = self.nearest(queries)
+        anchors = self._anchors(queries, idx)
+        out = []
+        for q, i, anchor in zip(queries, idx, anchors):
+            src, act, _ = self.sources[i]
+            if not src or not self.next_html[i] or not q.screen.html:
+                out.append(Completion("", "the nearest transition has no HTML to take an edit from: copy"))
+                continue
+            if i not in self._edits:
+                self._edits[i] = diff(src, self.next_html[i])
+            same_typing = act.type == q.action.type == "type"
+            edit = transplant(
+                self._edits[i],
+                src,
+                q.screen.html,
+                anchor,
+                act.text if same_typing else None,
+                q.action.text if same_typing else None,
+            )
+            out.append(
+                Completion(
+                    edit, "" if edit else "nothing of the nearest transition's edit applies here: copy"
+                )
+            )
+        return out
+
+    def _anchors(self, queries: list[Query], idx: list[int]) -> list[dict[int, int]]:
+        """For each query: {element the recorded action hit: element this action hits}."""
+        out: list[dict[int, int]] = [{} for _ in queries]
+        if self._renderer is None:
+            return out
+        todo = [
+            k
+            for k, (q, i) in enumerate(zip(queries, idx))
+            if q.screen.html
+            and self.sources[i][0]
+            and q.action.x is not None
+            and self.sources[i][1].x is not None
+        ]
+        if not todo:
+            return out
+        items = []
+        for k in todo:
+            src, act, scale = self.sources[idx[k]]
+            q = queries[k]
+            w, h = q.screen.viewport().width, q.screen.viewport().height
+            items += [(src, Viewport(w, h, scale)), (q.screen.html, q.screen.viewport())]
+        renders = self._renderer.render_many(items)
+        for n, k in enumerate(todo):
+            src, act, scale = self.sources[idx[k]]
+            q = queries[k]
+            rs, rd = renders[2 * n], renders[2 * n + 1]
+            if isinstance(rs, Exception) or isinstance(rd, Exception):
+                continue
+            a = target_number(src, rs.boxes, act.x / scale, act.y / scale)
+            s = q.screen.device_scale_factor
+            b = target_number(q.screen.html, rd.boxes, q.action.x / s, q.action.y / s)
+            if a is not None and b is not None:
+                out[k] = {a: b}
+        return out

@@ -1,0 +1,136 @@
+"""Transplant an edit from one screen onto another: a world model with no weights that can beat copy.
+
+The nearest recorded transition rarely has the same screen, but often the same kind of change:
+a box checked, a word typed, a class moved to the tapped item. Its edit (worldmodel/edit.py)
+names elements by *its* screen's numbers; this re-addresses each line onto the current screen:
+the element the recorded action hit becomes the element the current action hits, others are
+found by tag, id, classes and text (nearest in document order), stylesheet lines by their text,
+and the recorded action's typed text becomes the current action's. Lines that find no home are
+dropped; an edit with none left is empty, which is copy.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bs4 import BeautifulSoup, Tag
+
+from .edit import OPS, EditError, _args, _numbered, _q, _stylesheet, try_apply
+
+STATE_CLASS = re.compile(r"^wm-")
+MAX_REPAIRS = 8
+
+
+def _own_text(el: Tag) -> str:
+    return re.sub(r"\s+", " ", "".join(t for t in el.find_all(string=True, recursive=False))).strip()
+
+
+def _sig(el: Tag) -> tuple:
+    cls = tuple(c for c in el.get("class", []) if not STATE_CLASS.match(c))
+    return (el.name, el.get("id", ""), cls, _own_text(el)[:60])
+
+
+def target_number(html: str, boxes, x: float | None, y: float | None) -> int | None:
+    """The number (edit.py's) of the element a point lands on, from a render's boxes of `html`."""
+    if x is None or y is None or not boxes:
+        return None
+    hits = [b for b in boxes if b.x <= x <= b.x + b.w and b.y <= y <= b.y + b.h]
+    if not hits:
+        return None
+    hit = min(hits, key=lambda b: b.w * b.h)
+    k = [b for b in boxes if (b.tag, b.text) == (hit.tag, hit.text)].index(hit)
+    els = _numbered(BeautifulSoup(html, "html.parser"))
+    same = [i for i, el in enumerate(els) if el.name == hit.tag and _own_text(el)[:200] == hit.text]
+    return same[k] if k < len(same) else (same[-1] if same else None)
+
+
+def _home(n: int, src: list[Tag], dst: list[Tag], anchors: dict[int, int]) -> int | None:
+    if n in anchors:
+        return anchors[n]
+    if not 0 <= n < len(src):
+        return None
+    if n == 0:
+        return 0
+    s = _sig(src[n])
+    for match in (
+        lambda e: _sig(e) == s,
+        lambda e: _sig(e)[:3] == s[:3],
+        lambda e: s[3] and (e.name, _own_text(e)[:60]) == (s[0], s[3]),
+    ):
+        found = [j for j, e in enumerate(dst) if j and match(e)]
+        if found:
+            where = n / len(src)
+            return min(found, key=lambda j: abs(j / len(dst) - where))
+    return None
+
+
+def transplant(
+    edit: str,
+    src_html: str,
+    dst_html: str,
+    anchors: dict[int, int] | None = None,
+    text_from: str | None = None,
+    text_to: str | None = None,
+) -> str:
+    """`edit` (written for `src_html`) re-addressed onto `dst_html`; "" when nothing carries over."""
+    text = (edit or "").strip()
+    if not text or text.startswith("<") or text.startswith("screen "):
+        return ""  # a whole other screen is not a change to this one
+    sa, sb = BeautifulSoup(src_html, "html.parser"), BeautifulSoup(dst_html, "html.parser")
+    src, dst = _numbered(sa), _numbered(sb)
+    sheet_a, sheet_b = _stylesheet(sa), _stylesheet(sb)
+    lines_a = (sheet_a.string or "").split("\n") if sheet_a is not None else []
+    lines_b = (sheet_b.string or "").split("\n") if sheet_b is not None else []
+    anchors = dict(anchors or {})
+    swap = text_from and text_to is not None and text_from != text_to
+    out = []
+    for k, line in enumerate(text.splitlines(), 1):
+        op, _, rest = line.strip().partition(" ")
+        if op not in OPS:
+            continue
+        try:
+            args = _args(rest, k, line)
+        except EditError:
+            continue
+        if swap:
+            args = [
+                a.replace(text_from, text_to) if isinstance(a, str) and not a.isdigit() else a for a in args
+            ]
+        if op == "css-del":
+            at, count = int(args[0]), int(args[1]) if len(args) > 1 else 1
+            for rule in lines_a[at : at + count]:
+                if rule in lines_b:
+                    out.append(f"css-del {lines_b.index(rule)} 1")
+            continue
+        if op == "css-ins":
+            at, rule = int(args[0]), str(args[1])
+            if rule in lines_b:
+                continue
+            anchor = lines_a[at] if at < len(lines_a) else None
+            where = lines_b.index(anchor) if anchor in lines_b else len(lines_b)
+            out.append(f"css-ins {where} {_q(rule)}")
+            continue
+        try:
+            n = _home(int(args[0]), src, dst, anchors)
+        except (ValueError, IndexError):
+            continue
+        if n is None:
+            continue
+        if op == "remove":
+            out.append(f"remove {n}")
+        elif op == "unattr" and len(args) == 2:
+            out.append(f"unattr {n} {args[1]}")
+        elif op == "attr" and len(args) == 3:
+            out.append(f"attr {n} {args[1]} {_q(str(args[2]))}")
+        elif len(args) == 2 and isinstance(args[1], str):
+            out.append(f"{op} {n} {_q(args[1])}")
+    # drop lines the current screen cannot take (e.g. two that found the same home), one at a time
+    for _ in range(MAX_REPAIRS):
+        _, err = try_apply(dst_html, "\n".join(out))
+        if err is None:
+            return "\n".join(out)
+        m = re.search(r"edit line (\d+)", err)
+        if not m:
+            return ""
+        del out[int(m.group(1)) - 1]
+    return ""
