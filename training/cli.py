@@ -25,6 +25,9 @@ def train_command(
     ssim_share: float = typer.Option(None, help="SSIM's share of R_sem; the rest is 1-LPIPS (needs weights)"),
     sem_metric: str = typer.Option(None, help="R_sem's structural score: ssim | blur_ssim (shift-tolerant)"),
     seed: int = typer.Option(None),
+    target: str = typer.Option(None, help="document | edit: what the model learns to write"),
+    with_html: bool = typer.Option(None, "--with-html/--no-html", help="show the current HTML in the prompt"),
+    max_prompt_html_chars: int = typer.Option(None, help="truncate the prompt's current HTML to this length"),
     use_vllm: bool = typer.Option(
         None, "--use-vllm/--no-vllm", help="GRPO generation through trl's vLLM (GPU)"
     ),
@@ -55,6 +58,9 @@ def train_command(
             max_completion_length=max_completion_length,
             max_train_examples=max_train_examples,
             seed=seed,
+            target=target,
+            with_html=with_html,
+            max_prompt_html_chars=max_prompt_html_chars,
             use_vllm=use_vllm,
             vllm_mode=vllm_mode,
             vllm_server_base_url=vllm_server_base_url,

@@ -35,6 +35,10 @@ class TrainConfig:
     # cost more tokens than the target the model can afford to learn.
     with_html: bool = False
     max_prompt_html_chars: int = MAX_HTML_CHARS
+    # What the model learns to write: "document" (the whole next screen, Code2World's target) or
+    # "edit" (worldmodel/edit.py: what changes, over the numbered current HTML, which the prompt
+    # then always shows). GRPO's completion budget in edit mode is sized from the measured edits.
+    target: str = "document"
     max_train_examples: int = 0  # 0 = all
     # stage 1: SFT
     sft_steps: int = 120
@@ -99,6 +103,8 @@ def preset(name: str, **overrides) -> TrainConfig:
     unknown = set(overrides) - set(TrainConfig.__dataclass_fields__)
     if unknown:
         raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
+    if overrides.get("target") not in (None, "document", "edit"):
+        raise ValueError(f"target {overrides['target']!r} is not document or edit")
     if overrides.get("vllm_mode") not in (None, "colocate", "server"):
         raise ValueError(f"vllm_mode {overrides['vllm_mode']!r} is not colocate or server")
     # a deep copy: changing the returned config (its reward weights too) never changes the preset

@@ -5,27 +5,34 @@ from __future__ import annotations
 from datasets import Dataset
 
 from worldmodel.dataset import from_row
+from worldmodel.edit import diff
 from worldmodel.prompt import MAX_HTML_CHARS, build_messages
 
 
-def to_examples(ds, with_html: bool = True, html_chars: int = MAX_HTML_CHARS, limit: int = 0) -> list[dict]:
+def to_examples(
+    ds, with_html: bool = True, html_chars: int = MAX_HTML_CHARS, limit: int = 0, target: str = "document"
+) -> list[dict]:
     """One example per transition, in trl's conversational prompt-completion layout.
 
-    The extra columns (next screen, current screen, action, size) are what the
-    GRPO reward functions read; SFT ignores them.
+    The extra columns (next screen, current screen, action, size, and for edit targets the
+    current HTML the edit applies to) are what the GRPO reward functions read; SFT ignores them.
+    With `target="edit"` the completion is the edit (worldmodel/edit.py) of the current screen;
+    a transition without current HTML keeps its document target.
     """
     rows = ds if not limit else ds.select(range(min(limit, len(ds))))
     out = []
     for row in rows:
         t = from_row(row)
-        messages, image = build_messages(t.screen, t.action, t.goal, with_html, html_chars)
+        edit = target == "edit" and bool(t.screen.html)
+        mode = "edit" if edit else "document"
+        messages, image = build_messages(t.screen, t.action, t.goal, with_html, html_chars, mode=mode)
         vp = t.screen.viewport()
+        text = diff(t.screen.html, t.next_screen.html or "") if edit else (t.next_screen.html or "")
         out.append(
             {
                 "prompt": messages,
-                "completion": [
-                    {"role": "assistant", "content": [{"type": "text", "text": t.next_screen.html or ""}]}
-                ],
+                "completion": [{"role": "assistant", "content": [{"type": "text", "text": text}]}],
+                "edits_html": t.screen.html if edit else "",
                 "images": [image],
                 "next_screen": t.next_screen.png(),
                 "screen": t.screen.png(),

@@ -13,6 +13,7 @@ from PIL import Image
 
 from render import Renderer, RenderError, RenderResult, Viewport, default_renderer
 from render.metrics import LPIPS, MetricUnavailable, blur_ssim, ssim, ssim_many, to_array, visible_text
+from worldmodel.edit import extract_edit, try_apply
 from worldmodel.extract import extract_html, root_size
 from worldmodel.types import Action
 
@@ -42,18 +43,31 @@ class SharedRenders:
     def renderer(self) -> Renderer:
         return self._renderer or default_renderer()
 
-    def renders(self, completions, width, height, scale) -> list[tuple[str, bool, RenderResult | None]]:
+    def renders(
+        self, completions, width, height, scale, edits_html=None
+    ) -> list[tuple[str, bool, RenderResult | None]]:
+        """(html, repaired, render or None) per completion. Where `edits_html[i]` is a current
+        screen's HTML, completion i is an edit of it: applied first, and one that does not apply
+        renders nothing (every reward then scores it 0)."""
         texts = [completion_text(c) for c in completions]
-        key = (tuple(texts), tuple(width), tuple(height), tuple(scale))
+        bases = list(edits_html) if edits_html is not None else [""] * len(texts)
+        key = (tuple(texts), tuple(width), tuple(height), tuple(scale), tuple(bases))
         if key != self._key:
-            docs = [extract_html(t) for t in texts]
+            docs = []
+            for t, base in zip(texts, bases):
+                if base:
+                    html, err = try_apply(base, extract_edit(t))
+                    docs.append((html if err is None else "", err is not None))
+                else:
+                    docs.append(extract_html(t))
             items = [
                 (h, Viewport(int(w), int(hh), float(s)))
                 for (h, _), w, hh, s in zip(docs, width, height, scale)
             ]
             results = self.renderer.render_many(items, boxes=False)  # rewards read pixels only
             self._value = [
-                (h, r, None if isinstance(res, RenderError) else res) for (h, r), res in zip(docs, results)
+                (h, r, None if isinstance(res, RenderError) or (base and r) else res)
+                for (h, r), res, base in zip(docs, results, bases)
             ]
             self._key, self._refs = key, {}
         return self._value
@@ -73,8 +87,10 @@ class _RenderedReward:
     def renderer(self) -> Renderer:
         return self.shared.renderer
 
-    def _render_all(self, completions, width, height, scale) -> list[tuple[str, bool, RenderResult | None]]:
-        return self.shared.renders(completions, width, height, scale)
+    def _render_all(
+        self, completions, width, height, scale, edits_html=None
+    ) -> list[tuple[str, bool, RenderResult | None]]:
+        return self.shared.renders(completions, width, height, scale, edits_html)
 
 
 class SemanticReward(_RenderedReward):
@@ -103,7 +119,7 @@ class SemanticReward(_RenderedReward):
                 raise MetricUnavailable(f"R_sem asks for an LPIPS share of {1 - ssim_share:.2f}: {e}") from e
 
     def __call__(self, prompts, completions, next_screen, width, height, scale, **kw) -> list[float]:
-        rendered = self._render_all(completions, width, height, scale)
+        rendered = self._render_all(completions, width, height, scale, kw.get("edits_html"))
         ok = [i for i, (_, _, res) in enumerate(rendered) if res is not None]
         refs = {i: self.shared.ref(2 * i, next_screen[i]) for i in ok}
         scores = dict(zip(ok, ssim_many([(rendered[i][2].image, refs[i]) for i in ok], metric=self.metric)))
@@ -148,7 +164,7 @@ class ActionReward(_RenderedReward):
         self, prompts, completions, screen, next_screen, action, width, height, scale, **kw
     ) -> list[float]:
         out = []
-        rendered = self._render_all(completions, width, height, scale)
+        rendered = self._render_all(completions, width, height, scale, kw.get("edits_html"))
         for i, ((html, _, res), cur, nxt, a) in enumerate(zip(rendered, screen, next_screen, action)):
             if res is None:
                 out.append(0.0)
@@ -177,17 +193,22 @@ class ActionReward(_RenderedReward):
 
 
 class FormatReward(_RenderedReward):
-    """R_format: one renderable HTML document whose root is sized to the screen, needing no repair."""
+    """R_format: one renderable HTML document whose root is sized to the screen, needing no repair;
+    for an edit target, an edit that parses and applies to the current screen and renders."""
 
     __name__ = "r_format"
 
     def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float]:
         out = []
-        for (html, repaired, res), w, h in zip(
-            self._render_all(completions, width, height, scale), width, height
+        bases = kw.get("edits_html") or [""] * len(completions)
+        for (html, repaired, res), w, h, base in zip(
+            self._render_all(completions, width, height, scale, kw.get("edits_html")), width, height, bases
         ):
             if res is None:
                 out.append(0.0)
+                continue
+            if base:
+                out.append(1.0)
                 continue
             size = root_size(html)
             sized = size is not None and abs(size[0] - w) <= 2 and abs(size[1] - h) <= 2

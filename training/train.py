@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from worldmodel.dataset import load_corpus, row_action
@@ -59,9 +61,12 @@ def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
     if (out / "config.json").is_file():
         return out
     texts = [r["next_html"] for r in train_ds] + [r["goal"] + " " + row_action(r).to_json() for r in train_ds]
-    from worldmodel.prompt import CONTRACT, SYSTEM
+    from worldmodel.edit import diff
+    from worldmodel.prompt import CONTRACT, EDIT_CONTRACT, SYSTEM
 
-    texts += [SYSTEM, CONTRACT] * 20
+    texts += [SYSTEM, CONTRACT, EDIT_CONTRACT] * 20
+    if cfg.target == "edit":
+        texts += [diff(r["screen_html"], r["next_html"]) for r in train_ds if r["screen_html"] and r["next_html"]]
     return build_tiny(out, texts, cfg.tiny_hidden, cfg.tiny_layers, cfg.tiny_vocab, cfg.seed)
 
 
@@ -154,6 +159,24 @@ def run_grpo(
     return trainer, result
 
 
+# GRPO's completion budget in edit mode: this quantile of the training edits' token lengths.
+EDIT_BUDGET_QUANTILE = 0.75
+MIN_COMPLETION_TOKENS = 32
+
+
+def completion_budget(examples, tokenizer, cfg: TrainConfig) -> int:
+    """Tokens enough for most training edits (EDIT_BUDGET_QUANTILE of them), within the preset's cap."""
+    lengths = [
+        len(tokenizer(e["completion"][0]["content"][0]["text"])["input_ids"]) + 1
+        for e in examples
+        if e["edits_html"]
+    ]
+    if not lengths:
+        return cfg.max_completion_length
+    want = int(np.quantile(lengths, EDIT_BUDGET_QUANTILE))
+    return max(MIN_COMPLETION_TOKENS, min(cfg.max_completion_length, want))
+
+
 def _save(trainer, processor, path: Path) -> Path:
     trainer.save_model(str(path))
     processor.save_pretrained(str(path))
@@ -169,10 +192,15 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2))
     dd = load_corpus(cfg.corpus)
     train_ds = dd["train"]
-    examples = to_examples(train_ds, cfg.with_html, cfg.max_prompt_html_chars, cfg.max_train_examples)
-    echo(f"corpus: {len(examples)} training transitions from {len(set(train_ds['app']))} apps")
+    examples = to_examples(
+        train_ds, cfg.with_html, cfg.max_prompt_html_chars, cfg.max_train_examples, cfg.target
+    )
+    echo(f"corpus: {len(examples)} training transitions from {len(set(train_ds['app']))} apps, {cfg.target} targets")
     start = init_checkpoint(cfg, train_ds)
     model, processor = _load(start, cfg)
+    if cfg.target == "edit":
+        cfg = replace(cfg, max_completion_length=completion_budget(examples, processor.tokenizer, cfg))
+        echo(f"edit targets: GRPO completions up to {cfg.max_completion_length} tokens")
     echo(f"model: {start} ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters)")
 
     figures: dict = {}

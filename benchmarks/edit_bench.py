@@ -1,0 +1,80 @@
+"""Document vs edit: every world model on the bundled test split (unseen apps), same run.
+
+    python benchmarks/edit_bench.py [--checkpoint runs/tiny/final] [--limit 0]
+
+Arms: copy; retrieval writing documents; retrieval transplanting edits; sim (browser physics,
+its document diffed into an edit); sim+retrieval (transplant on top of the sim's result); and,
+with --checkpoint, that model writing documents and writing edits. Each row: SSIM, text F1,
+element F1, gain over the screenshot baseline (keep the current screenshot) and over the `copy`
+backend, characters generated per prediction, seconds per prediction. Also the sizes the edit
+language buys on the same transitions: median edit/document length.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from corpus.store import load_corpus
+from worldmodel import Renderer, WorldModel
+from worldmodel.dataset import iter_transitions
+from worldmodel.edit import diff
+from worldmodel.evaluate import evaluate
+
+ARMS = [
+    ("copy", "copy", "document"),
+    ("retrieval (document)", "retrieval", "document"),
+    ("retrieval-transplant (edit)", "retrieval", "edit"),
+    ("sim", "sim", "edit"),
+    ("sim+retrieval-transplant", "sim+retrieval", "edit"),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--checkpoint", default=None, help="a trained checkpoint folder to add in both modes")
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--max-new-tokens", type=int, default=512)
+    args = ap.parse_args()
+    ds = load_corpus()["test"]
+    if args.limit:
+        ds = ds.select(range(min(args.limit, len(ds))))
+    ts = list(iter_transitions(ds))
+    arms = list(ARMS)
+    if args.checkpoint:
+        arms += [
+            (f"{args.checkpoint} (document)", f"hf:{args.checkpoint}", "document"),
+            (f"{args.checkpoint} (edit)", f"hf:{args.checkpoint}", "edit"),
+        ]
+    with Renderer() as r:
+        models = {}
+        for name, spec, _ in arms:
+            opts = {"max_new_tokens": args.max_new_tokens} if spec.startswith("hf:") else {}
+            models[name] = WorldModel.load(spec, renderer=r, **opts)
+        figs = evaluate(models, ts, r, None, lpips=None, modes={n: m for n, _, m in arms})
+        for m in models.values():
+            m.close()
+    base = figs["copy_baseline"]
+    print(f"bundled test split: {figs['n']} transitions; screenshot baseline SSIM {base['ssim']:.4f}")
+    print(
+        f"{'arm':34s} {'SSIM':>7s} {'textF1':>7s} {'elemF1':>7s} {'vs shot':>8s} {'vs copy':>8s}"
+        f" {'textF1 vs copy':>14s} {'gen chars':>9s} {'s/pred':>7s}"
+    )
+    for name, f in figs["backends"].items():
+        print(
+            f"{name:34s} {f['ssim']:7.4f} {f['text_f1']:7.3f} {f['element_f1']:7.3f} {f['gain_over_copy']:+8.4f}"
+            f" {f['gain_over_copy_backend']:+8.4f} {f['text_f1_gain_over_copy_backend']:+14.3f}"
+            f" {f['generated_chars']:9.0f} {f['latency_s']:7.3f}"
+        )
+    docs = [t.next_screen.html for t in ts if t.screen.html and t.next_screen.html]
+    edits = [diff(t.screen.html, t.next_screen.html) for t in ts if t.screen.html and t.next_screen.html]
+    ratio = np.median([len(e) / len(d) for e, d in zip(edits, docs)])
+    print(
+        f"\ntrue edits on this split: median {np.median([len(e) for e in edits]):.0f} chars vs documents "
+        f"{np.median([len(d) for d in docs]):.0f}; median edit/document {ratio:.3f} ({1 / ratio:.1f}x shorter)"
+    )
+
+
+if __name__ == "__main__":
+    main()
