@@ -92,3 +92,29 @@ def test_unknown_preset_and_missing_checkpoint_are_named(tmp_path):
     cfg = preset("qwen3-vl-8b", output_dir=str(tmp_path), model_path=str(tmp_path / "nowhere"))
     with pytest.raises(FileNotFoundError, match="nowhere has no config.json"):
         init_checkpoint(cfg, None)
+
+
+def test_edit_targets_train_and_their_rewards_apply_the_edit(tmp_path, renderer):
+    from training.rewards import reward_functions
+    from worldmodel.edit import apply
+
+    train_ds = load_corpus()["train"].select(range(6))
+    examples = to_examples(train_ds, True, 300, target="edit")
+    edited = [e for e in examples if e["edits_html"]]
+    assert edited and all("numbered" in e["prompt"][1]["content"][1]["text"] for e in edited)
+    e = edited[0]
+    target = e["completion"][0]["content"][0]["text"]
+    row = train_ds[examples.index(e)]
+    assert apply(row["screen_html"], target)  # the target is an edit of the shown screen
+    sem, act, fmt = reward_functions(renderer)
+    cols = {
+        k: [e[k]] * 3 for k in ("next_screen", "screen", "action", "width", "height", "scale", "edits_html")
+    }
+    completions = [target, "jump 7", ""]  # the true edit, a malformed one, the empty edit (copy)
+    f = fmt(None, completions, **cols)
+    s = sem(None, completions, **cols)
+    assert f[0] == 1.0 and f[1] == 0.0 and s[1] == 0.0 and s[0] >= s[2]
+    cfg = _cfg(tmp_path, sft_steps=1, grpo_steps=1, max_train_examples=2, target="edit", with_html=True)
+    final = train(cfg, echo=lambda s: None)
+    assert (final / "config.json").is_file()
+    assert json.loads((tmp_path / "config.json").read_text())["target"] == "edit"

@@ -66,7 +66,9 @@ def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
 
     texts += [SYSTEM, CONTRACT, EDIT_CONTRACT] * 20
     if cfg.target == "edit":
-        texts += [diff(r["screen_html"], r["next_html"]) for r in train_ds if r["screen_html"] and r["next_html"]]
+        texts += [
+            diff(r["screen_html"], r["next_html"]) for r in train_ds if r["screen_html"] and r["next_html"]
+        ]
     return build_tiny(out, texts, cfg.tiny_hidden, cfg.tiny_layers, cfg.tiny_vocab, cfg.seed)
 
 
@@ -195,7 +197,9 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     examples = to_examples(
         train_ds, cfg.with_html, cfg.max_prompt_html_chars, cfg.max_train_examples, cfg.target
     )
-    echo(f"corpus: {len(examples)} training transitions from {len(set(train_ds['app']))} apps, {cfg.target} targets")
+    echo(
+        f"corpus: {len(examples)} training transitions from {len(set(train_ds['app']))} apps, {cfg.target} targets"
+    )
     start = init_checkpoint(cfg, train_ds)
     model, processor = _load(start, cfg)
     if cfg.target == "edit":
