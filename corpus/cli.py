@@ -293,3 +293,50 @@ def stats(
             for p in write_worst(rows, worst, out):
                 typer.echo(f"  worst: {p}")
     typer.echo(json.dumps(report))
+
+
+@app.command("compact")
+def compact_cmd(
+    path: Path = typer.Argument(None, help="corpus folder (default: the bundled corpus)"),
+    out: Path = typer.Option(..., "-o", "--out", file_okay=False, help="where the compacted corpus goes"),
+) -> None:
+    """Shorten every screen's HTML where its render stays pixel-identical (render/compact.py)."""
+    import dataclasses
+
+    from render import Renderer
+    from worldmodel.dataset import iter_transitions
+
+    from .store import CorpusError, load_corpus, save_corpus
+
+    try:
+        dd = load_corpus(path)
+    except CorpusError as e:
+        raise typer.BadParameter(str(e), param_hint="PATH") from None
+    skipped: list[str] = []
+    ts = [t for split in dd for t in iter_transitions(dd[split], skipped)]
+    splits = {app: split for split in dd for app in set(dd[split]["app"])}
+    screens = {}
+    for t in ts:
+        for s in (t.screen, t.next_screen):
+            if s.html:
+                screens.setdefault((s.html, s.viewport()), None)
+    with Renderer(cache_size=0) as r:
+        keys = list(screens)
+        with typer.progressbar(range(0, len(keys), 32), label="compacting") as bar:
+            for i in bar:
+                chunk = keys[i : i + 32]
+                for k, html in zip(chunk, r.compact_many(chunk)):
+                    screens[k] = html
+
+    def small(s):
+        return dataclasses.replace(s, html=screens[(s.html, s.viewport())]) if s.html else s
+
+    new = [dataclasses.replace(t, screen=small(t.screen), next_screen=small(t.next_screen)) for t in ts]
+    before = sum(len(t.next_screen.html or "") for t in ts) / len(ts)
+    after = sum(len(t.next_screen.html or "") for t in new) / len(new)
+    save_corpus(new, out, splits)
+    typer.echo(
+        f"wrote {out}: {len(new)} transitions; next-screen HTML {before:.0f} -> {after:.0f} chars on average"
+    )
+    for s in skipped:
+        typer.echo(f"skipped a bad record: {s}", err=True)

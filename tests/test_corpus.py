@@ -315,3 +315,26 @@ def test_stats_on_bundled_corpus(tmp_path):
     assert not bad, bad
     worst = [line.split("worst: ")[1] for line in res.output.splitlines() if "worst: " in line]
     assert len(worst) == 2 and all(Image.open(p).size[0] > 300 for p in worst)
+
+
+def test_compact_shortens_a_corpus_and_keeps_every_render(tmp_path, renderer):
+    from corpus.store import iter_transitions
+
+    dd = load_corpus()
+    src = [t for t in iter_transitions(dd["train"]) if t.app == "miniwob-click-button"][:3]
+    src += [t for t in iter_transitions(dd["test"]) if t.app.startswith("phone-")][:2]
+    splits = {t.app: ("test" if t.app.startswith("phone-") else "train") for t in src}
+    save_corpus(src, tmp_path / "big", splits)
+    res = CliRunner().invoke(cli, ["corpus", "compact", str(tmp_path / "big"), "-o", str(tmp_path / "small")])
+    assert res.exit_code == 0, res.output
+    small = load_corpus(tmp_path / "small")
+    got = {(t.app, t.step, t.episode_id): t for sp in small for t in iter_transitions(small[sp])}
+    shorter = 0
+    for t in src:
+        c = got[(t.app, t.step, t.episode_id)]
+        shorter += len(c.next_screen.html) < len(t.next_screen.html)
+        a, b = renderer.render_many(
+            [(h, t.next_screen.viewport()) for h in (t.next_screen.html, c.next_screen.html)]
+        )
+        assert np.array_equal(a.image, b.image)
+    assert shorter >= 3  # the click canvas off to the side, spaces in the stylesheet
