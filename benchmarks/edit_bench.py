@@ -36,6 +36,7 @@ def main():
     ap.add_argument("--checkpoint", default=None, help="a trained checkpoint folder to add in both modes")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--max-new-tokens", type=int, default=512)
+    ap.add_argument("--html-chars", type=int, default=2000, help="the checkpoint's prompt HTML budget")
     args = ap.parse_args()
     ds = load_corpus()["test"]
     if args.limit:
@@ -50,7 +51,11 @@ def main():
     with Renderer() as r:
         models = {}
         for name, spec, _ in arms:
-            opts = {"max_new_tokens": args.max_new_tokens} if spec.startswith("hf:") else {}
+            opts = (
+                {"max_new_tokens": args.max_new_tokens, "html_chars": args.html_chars}
+                if spec.startswith("hf:")
+                else {}
+            )
             models[name] = WorldModel.load(spec, renderer=r, **opts)
         figs = evaluate(models, ts, r, None, lpips=None, modes={n: m for n, _, m in arms})
         for m in models.values():

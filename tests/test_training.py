@@ -101,7 +101,7 @@ def test_edit_targets_train_and_their_rewards_apply_the_edit(tmp_path, renderer)
     train_ds = load_corpus()["train"].select(range(6))
     examples = to_examples(train_ds, True, 300, target="edit")
     edited = [e for e in examples if e["edits_html"]]
-    assert edited and all("numbered" in e["prompt"][1]["content"][1]["text"] for e in edited)
+    assert edited and all("numbered n=" in e["prompt"][1]["content"][1]["text"] for e in edited)
     e = edited[0]
     target = e["completion"][0]["content"][0]["text"]
     row = train_ds[examples.index(e)]

@@ -70,6 +70,20 @@ def annotate(html: str) -> str:
     return str(soup)
 
 
+def edit_view(html: str) -> str:
+    """What a model editing `html` is shown: the numbered body first (what most edits touch,
+    kept when the prompt is cut short), then the stylesheet's lines with their numbers."""
+    soup = _soup(html)
+    for i, el in enumerate(_numbered(soup)):
+        el["n"] = str(i)
+    body = str(soup.body) if soup.body is not None else str(soup)
+    sheet = _stylesheet(soup)
+    if sheet is None or not sheet.string:
+        return body
+    lines = "\n".join(f"{i}: {ln}" for i, ln in enumerate(sheet.string.split("\n")))
+    return f"{body}\nStylesheet lines:\n{lines}"
+
+
 # ---- applying ---------------------------------------------------------------------------
 def _args(rest: str, line_no: int, line: str) -> list:
     out, i = [], 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from .edit import annotate
+from .edit import edit_view
 from .types import Action, Screen
 
 SYSTEM = (
@@ -80,10 +80,15 @@ def prompt_text(
     ]
     edit = mode == "edit" and bool(screen.html)
     if (with_html or edit) and screen.html:
-        html = annotate(screen.html) if edit else screen.html
+        html = edit_view(screen.html) if edit else screen.html
         html = html if len(html) <= html_chars else html[:html_chars] + "<!-- truncated -->"
         lines.append(
-            ("Current screen HTML (elements numbered n=):\n" if edit else "Current screen HTML:\n") + html
+            (
+                "Current screen (body elements numbered n=, then stylesheet lines):\n"
+                if edit
+                else "Current screen HTML:\n"
+            )
+            + html
         )
     lines.append(EDIT_CONTRACT if edit else CONTRACT.format(w=w, h=h))
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..device import resolve_device, resolve_dtype
-from ..prompt import build_messages
+from ..prompt import MAX_HTML_CHARS, build_messages
 from ..types import Query
 
 DEFAULT_MAX_NEW_TOKENS = 2048
@@ -25,6 +25,7 @@ class TransformersBackend:
         temperature: float = 0.0,
         with_html: bool = True,
         batch_size: int = 8,
+        html_chars: int = MAX_HTML_CHARS,
         model=None,
         processor=None,
     ):
@@ -52,9 +53,10 @@ class TransformersBackend:
             self.processor.tokenizer.pad_token = self.processor.tokenizer.eos_token
         self.max_new_tokens, self.temperature, self.with_html = max_new_tokens, temperature, with_html
         self.batch_size = batch_size
+        self.html_chars = html_chars  # as long as the model saw in training
 
     # the keyword options a spec can be loaded with (WorldModel.load(spec, **options))
-    OPTIONS = ("device", "dtype", "max_new_tokens", "temperature", "with_html", "batch_size")
+    OPTIONS = ("device", "dtype", "max_new_tokens", "temperature", "with_html", "batch_size", "html_chars")
 
     @classmethod
     def from_spec(cls, spec, **options) -> TransformersBackend:
@@ -78,7 +80,9 @@ class TransformersBackend:
 
         texts, images = [], []
         for q in queries:
-            messages, image = build_messages(q.screen, q.action, q.goal, self.with_html, mode=mode)
+            messages, image = build_messages(
+                q.screen, q.action, q.goal, self.with_html, self.html_chars, mode
+            )
             texts.append(
                 self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
             )
