@@ -110,10 +110,13 @@ def test_edit_targets_train_and_their_rewards_apply_the_edit(tmp_path, renderer)
     cols = {
         k: [e[k]] * 3 for k in ("next_screen", "screen", "action", "width", "height", "scale", "edits_html")
     }
-    completions = [target, "jump 7", ""]  # the true edit, a malformed one, the empty edit (copy)
+    half = target.splitlines()[0] + "\njump 7"  # one good line, one malformed
+    completions = [target, "jump 7", "", half]  # the true edit, a malformed one, the empty edit (copy)
+    cols = {k: v + v[:1] for k, v in cols.items()}
     f = fmt(None, completions, **cols)
     s = sem(None, completions, **cols)
     assert f[0] == 1.0 and f[1] == 0.0 and s[1] == 0.0 and s[0] >= s[2]
+    assert 0 < f[3] < 1.0 and s[3] == 0.0  # partial format credit, but a malformed edit renders nothing
     cfg = _cfg(tmp_path, sft_steps=1, grpo_steps=1, max_train_examples=2, target="edit", with_html=True)
     final = train(cfg, echo=lambda s: None)
     assert (final / "config.json").is_file()

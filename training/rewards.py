@@ -13,7 +13,7 @@ from PIL import Image
 
 from render import Renderer, RenderError, RenderResult, Viewport, default_renderer
 from render.metrics import LPIPS, MetricUnavailable, blur_ssim, ssim, ssim_many, to_array, visible_text
-from worldmodel.edit import extract_edit, try_apply
+from worldmodel.edit import apply_lenient, extract_edit, try_apply
 from worldmodel.extract import extract_html, root_size
 from worldmodel.types import Action
 
@@ -192,6 +192,10 @@ class ActionReward(_RenderedReward):
         return out
 
 
+# The most R_format gives an edit that does not apply as a whole (R_sem and R_act give it 0).
+EDIT_PARTIAL = 0.5
+
+
 class FormatReward(_RenderedReward):
     """R_format: one renderable HTML document whose root is sized to the screen, needing no repair;
     for an edit target, an edit that parses and applies to the current screen and renders."""
@@ -201,9 +205,14 @@ class FormatReward(_RenderedReward):
     def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float]:
         out = []
         bases = kw.get("edits_html") or [""] * len(completions)
-        for (html, repaired, res), w, h, base in zip(
-            self._render_all(completions, width, height, scale, kw.get("edits_html")), width, height, bases
-        ):
+        rendered = self._render_all(completions, width, height, scale, kw.get("edits_html"))
+        for (html, repaired, res), w, h, base, c in zip(rendered, width, height, bases, completions):
+            if res is None and base and repaired:
+                # an edit that does not apply: up to EDIT_PARTIAL for the share of its lines that
+                # would, so a group of not-yet-right edits still has a direction to learn
+                _, done, total = apply_lenient(base, extract_edit(completion_text(c)))
+                out.append(EDIT_PARTIAL * done / total if total else 0.0)
+                continue
             if res is None:
                 out.append(0.0)
                 continue

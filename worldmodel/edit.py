@@ -119,110 +119,148 @@ def _fragment(html: str) -> list:
 
 def apply(current: str, edit: str) -> str:
     """`current` with `edit` carried out; raises EditError on the first line that cannot be."""
+    return _run(current, edit, strict=True)[0]
+
+
+def apply_lenient(current: str, edit: str) -> tuple[str, int, int]:
+    """(`current` with every line of `edit` that applies carried out, lines applied, lines): the
+    partial credit a reward can give an edit that is not yet right."""
+    return _run(current, edit, strict=False)
+
+
+def _run(current: str, edit: str, strict: bool) -> tuple[str, int, int]:
     text = (edit or "").strip()
     if not text:
-        return current
+        return current, 0, 0
     if text.startswith("<"):
-        return text
-    soup = _soup(current)
-    els = _numbered(soup)
-    sheet = _stylesheet(soup)
-    sheet_lines = sheet.string.split("\n") if sheet is not None and sheet.string is not None else None
-    css_del: set[int] = set()
-    css_ins: dict[int, list[str]] = {}
-    for line_no, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line:
-            continue
-        op, _, rest = line.partition(" ")
-        if op not in OPS:
-            raise EditError(line_no, line, f"unknown operation {op!r} (one of {', '.join(OPS)})")
-        args = _args(rest, line_no, line)
-        if op == "screen":
-            if len(args) != 1 or not isinstance(args[0], str):
-                raise EditError(line_no, line, 'screen takes one quoted document: screen "<html>..."')
-            return args[0]
-        if op.startswith("css-"):
-            if sheet_lines is None:
-                raise EditError(line_no, line, "the screen has no stylesheet to edit")
-            try:
-                at = int(args[0])
-            except (IndexError, ValueError):
-                raise EditError(line_no, line, f"{op} needs a line number") from None
-            if not 0 <= at <= len(sheet_lines):
-                raise EditError(
-                    line_no, line, f"stylesheet line {at} is out of range (0..{len(sheet_lines)})"
-                )
-            if op == "css-del":
-                count = int(args[1]) if len(args) > 1 and str(args[1]).isdigit() else 1
-                css_del.update(range(at, min(at + count, len(sheet_lines))))
-            else:
-                if len(args) != 2 or not isinstance(args[1], str):
-                    raise EditError(
-                        line_no, line, 'css-ins takes a line and a quoted rule: css-ins 3 "a{color:red}"'
-                    )
-                css_ins.setdefault(at, []).append(args[1])
-            continue
+        return text, 1, 1
+    state = _State(current)
+    lines = [(k, ln.strip()) for k, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+    done = 0
+    for line_no, line in lines:
         try:
-            n = int(args[0])
+            doc = _line(state, line_no, line)
+        except EditError:
+            if strict:
+                raise
+            continue
+        done += 1
+        if doc is not None:
+            return doc, done, len(lines)
+    return state.result(), done, len(lines)
+
+
+class _State:
+    """The document being edited, and the current screen's numbering it is addressed by."""
+
+    def __init__(self, current: str):
+        self.soup = _soup(current)
+        self.els = _numbered(self.soup)
+        self.sheet = _stylesheet(self.soup)
+        s = self.sheet
+        self.sheet_lines = s.string.split("\n") if s is not None and s.string is not None else None
+        self.css_del: set[int] = set()
+        self.css_ins: dict[int, list[str]] = {}
+
+    def result(self) -> str:
+        sheet, sheet_lines, css_del, css_ins = self.sheet, self.sheet_lines, self.css_del, self.css_ins
+        if sheet_lines is not None and (css_del or css_ins):
+            out = []
+            for i, ln in enumerate(sheet_lines):
+                out.extend(css_ins.get(i, []))
+                if i not in css_del:
+                    out.append(ln)
+            out.extend(css_ins.get(len(sheet_lines), []))
+            sheet.string = "\n".join(out)
+        return str(self.soup)
+
+
+def _line(state: _State, line_no: int, line: str) -> str | None:
+    """Carry out one line; a whole new document when the line is `screen`."""
+    soup, els, sheet_lines = state.soup, state.els, state.sheet_lines
+    css_del, css_ins = state.css_del, state.css_ins
+    line = line.strip()
+    if not line:
+        return None
+    op, _, rest = line.partition(" ")
+    if op not in OPS:
+        raise EditError(line_no, line, f"unknown operation {op!r} (one of {', '.join(OPS)})")
+    args = _args(rest, line_no, line)
+    if op == "screen":
+        if len(args) != 1 or not isinstance(args[0], str):
+            raise EditError(line_no, line, 'screen takes one quoted document: screen "<html>..."')
+        return args[0]
+    if op.startswith("css-"):
+        if sheet_lines is None:
+            raise EditError(line_no, line, "the screen has no stylesheet to edit")
+        try:
+            at = int(args[0])
         except (IndexError, ValueError):
-            raise EditError(line_no, line, f"{op} needs an element number first") from None
-        if not 0 <= n < len(els):
-            raise EditError(line_no, line, f"no element {n} (the screen has 0..{len(els) - 1})")
-        el = els[n]
-        if not _attached(el, soup):
-            raise EditError(line_no, line, f"element {n} was removed or replaced by an earlier line")
-        want = {"text": 2, "attr": 3, "unattr": 2, "remove": 1}.get(op, 2)
-        if len(args) != want:
-            raise EditError(line_no, line, f"{op} takes {want - 1} argument(s) after the element number")
-        if op == "text":
-            el.clear()
-            el.append(NavigableString(str(args[1])))
-        elif op == "attr":
-            el[str(args[1])] = str(args[2])
-        elif op == "unattr":
-            if str(args[1]) in el.attrs:
-                del el[str(args[1])]
-        elif op == "remove":
-            if el is soup.body:
-                raise EditError(line_no, line, "the body cannot be removed (write a screen instead)")
-            el.extract()
+            raise EditError(line_no, line, f"{op} needs a line number") from None
+        if not 0 <= at <= len(sheet_lines):
+            raise EditError(line_no, line, f"stylesheet line {at} is out of range (0..{len(sheet_lines)})")
+        if op == "css-del":
+            count = int(args[1]) if len(args) > 1 and str(args[1]).isdigit() else 1
+            css_del.update(range(at, min(at + count, len(sheet_lines))))
         else:
-            if not isinstance(args[1], str):
-                raise EditError(line_no, line, f"{op} takes quoted HTML")
-            nodes = _fragment(args[1])
-            if op == "replace":
-                if el is soup.body:
-                    raise EditError(line_no, line, "replace the body by writing a screen instead")
+            if len(args) != 2 or not isinstance(args[1], str):
+                raise EditError(
+                    line_no, line, 'css-ins takes a line and a quoted rule: css-ins 3 "a{color:red}"'
+                )
+            css_ins.setdefault(at, []).append(args[1])
+        return None
+    try:
+        n = int(args[0])
+    except (IndexError, ValueError):
+        raise EditError(line_no, line, f"{op} needs an element number first") from None
+    if not 0 <= n < len(els):
+        raise EditError(line_no, line, f"no element {n} (the screen has 0..{len(els) - 1})")
+    el = els[n]
+    if not _attached(el, soup):
+        raise EditError(line_no, line, f"element {n} was removed or replaced by an earlier line")
+    want = {"text": 2, "attr": 3, "unattr": 2, "remove": 1}.get(op, 2)
+    if len(args) != want:
+        raise EditError(line_no, line, f"{op} takes {want - 1} argument(s) after the element number")
+    if op == "text":
+        el.clear()
+        el.append(NavigableString(str(args[1])))
+    elif op == "attr":
+        el[str(args[1])] = str(args[2])
+    elif op == "unattr":
+        if str(args[1]) in el.attrs:
+            del el[str(args[1])]
+    elif op == "remove":
+        if el is soup.body:
+            raise EditError(line_no, line, "the body cannot be removed (write a screen instead)")
+        el.extract()
+    else:
+        if not isinstance(args[1], str):
+            raise EditError(line_no, line, f"{op} takes quoted HTML")
+        nodes = _fragment(args[1])
+        if op == "replace":
+            if el is soup.body:
+                raise EditError(line_no, line, "replace the body by writing a screen instead")
+            for node in nodes:
+                el.insert_before(node)
+            el.extract()
+            if nodes:  # N now means what stands in its place (an `after N` may follow)
+                els[n] = nodes[-1]
+        elif op == "before" or op == "after":
+            if el is soup.body:
+                raise EditError(line_no, line, f"nothing can go {op} the body")
+            if op == "before":
                 for node in nodes:
                     el.insert_before(node)
-                el.extract()
-                if nodes:  # N now means what stands in its place (an `after N` may follow)
-                    els[n] = nodes[-1]
-            elif op == "before" or op == "after":
-                if el is soup.body:
-                    raise EditError(line_no, line, f"nothing can go {op} the body")
-                if op == "before":
-                    for node in nodes:
-                        el.insert_before(node)
-                else:
-                    for node in reversed(nodes):
-                        el.insert_after(node)
-            elif op == "prepend":
-                for k, node in enumerate(nodes):
-                    el.insert(k, node)
             else:
-                for node in nodes:
-                    el.append(node)
-    if sheet_lines is not None and (css_del or css_ins):
-        out = []
-        for i, ln in enumerate(sheet_lines):
-            out.extend(css_ins.get(i, []))
-            if i not in css_del:
-                out.append(ln)
-        out.extend(css_ins.get(len(sheet_lines), []))
-        sheet.string = "\n".join(out)
-    return str(soup)
+                for node in reversed(nodes):
+                    el.insert_after(node)
+        elif op == "prepend":
+            for k, node in enumerate(nodes):
+                el.insert(k, node)
+        else:
+            for node in nodes:
+                el.append(node)
+    return None
 
 
 def extract_edit(completion: str) -> str:
