@@ -53,7 +53,7 @@ def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
                 f"--model-path {p} has no config.json: models load from local folders only"
             )
         return p
-    if cfg.preset != "tiny":
+    if cfg.preset not in ("tiny", "small"):
         raise ValueError(f"preset {cfg.preset!r} needs --model-path to a local checkpoint")
     from worldmodel.tiny import build_tiny
 
