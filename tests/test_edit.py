@@ -1,6 +1,8 @@
 """The edit language: diff writes it, apply carries it out, and every bundled transition's edit
 renders to its real next screen; malformed edits fail with the line named."""
 
+import re
+
 import numpy as np
 import pytest
 from bs4 import BeautifulSoup
@@ -88,3 +90,37 @@ def test_diff_then_apply_renders_the_next_screen_on_every_bundled_transition(ren
     assert all(s >= 0.99 for s in scores), min(scores)
     ratio = np.median([len(e) / len(p[1]) for e, p in zip(edits, pairs)])
     assert ratio < 1.0 and sum(not e for e in edits) > 0
+
+
+def test_transplant_readdresses_an_edit_onto_another_screen():
+    from worldmodel.transplant import transplant
+
+    src = '<html><body><div id="screen"><p>Ann</p><input id="q" value=""><input type="checkbox"></div></body></html>'
+    dst = (
+        '<html><body><div id="screen"><h1>Other</h1><p>Bob</p><input type="checkbox">'
+        '<input id="q" value=""></div></body></html>'
+    )
+    nxt = src.replace('value=""', 'value="alice"').replace('type="checkbox">', 'type="checkbox" checked="">')
+    edit = diff(src, nxt)
+    moved = transplant(edit, src, dst, text_from="alice", text_to="Kasie")
+    out = BeautifulSoup(apply(dst, moved), "html.parser")
+    assert out.find(id="q")["value"] == "Kasie" and out.find("input", type="checkbox").has_attr("checked")
+    assert out.h1.text == "Other"  # nothing else moved
+    assert transplant('screen "<p>x</p>"', src, dst) == ""  # a whole other screen is not a change here
+
+
+def test_retrieval_in_edit_mode_transplants_and_never_breaks_a_screen(renderer):
+    from corpus.store import iter_transitions
+    from worldmodel import WorldModel
+
+    ts = list(iter_transitions(load_corpus()["test"]))
+    ts = [t for t in ts if t.app == "miniwob-enter-password"][:6]
+    with WorldModel.load("retrieval", renderer=renderer) as wm:
+        preds = wm.predict_many([(t.screen, t.action, t.goal) for t in ts], mode="edit")
+    assert all(p.ok and p.edit is not None for p in preds)
+    # where a recorded typing edit carried over, the field gets this action's text after its own
+    typed = [(t, p) for t, p in zip(ts, preds) if t.action.type == "type" and " value " in (p.edit or "")]
+    assert typed
+    for t, p in typed:
+        values = re.findall(r' value "([^"]*)"', p.edit)
+        assert any(v.endswith(t.action.text) for v in values), (t.action.text, values)

@@ -82,7 +82,7 @@ def transplant(
     lines_a = (sheet_a.string or "").split("\n") if sheet_a is not None else []
     lines_b = (sheet_b.string or "").split("\n") if sheet_b is not None else []
     anchors = dict(anchors or {})
-    swap = text_from and text_to is not None and text_from != text_to
+    swap = bool(text_from) and text_to is not None and text_from != text_to
     out = []
     for k, line in enumerate(text.splitlines(), 1):
         op, _, rest = line.strip().partition(" ")
@@ -92,7 +92,15 @@ def transplant(
             args = _args(rest, k, line)
         except EditError:
             continue
-        if swap:
+        typed_into = False
+        if op == "attr" and len(args) == 3 and args[1] == "value" and text_from and text_to is not None:
+            try:
+                before = src[int(args[0])].get("value", "")
+            except (ValueError, IndexError):
+                before = None
+            # typing appends: this screen's field gets this action's text after what it holds
+            typed_into = before is not None and args[2] == before + text_from
+        if swap and not typed_into:
             args = [
                 a.replace(text_from, text_to) if isinstance(a, str) and not a.isdigit() else a for a in args
             ]
@@ -121,7 +129,8 @@ def transplant(
         elif op == "unattr" and len(args) == 2:
             out.append(f"unattr {n} {args[1]}")
         elif op == "attr" and len(args) == 3:
-            out.append(f"attr {n} {args[1]} {_q(str(args[2]))}")
+            value = dst[n].get("value", "") + text_to if typed_into else str(args[2])
+            out.append(f"attr {n} {args[1]} {_q(value)}")
         elif len(args) == 2 and isinstance(args[1], str):
             out.append(f"{op} {n} {_q(args[1])}")
     # drop lines the current screen cannot take (e.g. two that found the same home), one at a time
