@@ -20,6 +20,9 @@ def eval_command(
     ),
     device: str = typer.Option("auto", help="for hf backends: cpu, cuda, cuda:1, auto"),
     max_new_tokens: int = typer.Option(1024, min=1, help="for hf backends"),
+    html_chars: int = typer.Option(
+        6000, min=0, help="for hf backends: the prompt's HTML budget (as in training)"
+    ),
     mode: str = typer.Option(
         "document", help="document, edit or auto (edit where the current HTML is known)"
     ),
@@ -57,7 +60,9 @@ def eval_command(
             for stage in spec.stages:
                 if stage.kind == "retrieval" and not stage.arg and corpus:
                     stage = type(stage)("retrieval", str(corpus))  # look up this corpus' training split
-                stages.append(load_stage(stage, device=device, max_new_tokens=max_new_tokens))
+                stages.append(
+                    load_stage(stage, device=device, max_new_tokens=max_new_tokens, html_chars=html_chars)
+                )
             backends[name] = WorldModel(stages, r, name)
         figures = evaluate(backends, transitions, r, out, modes=mode)
     typer.echo(json.dumps(figures, indent=2))
