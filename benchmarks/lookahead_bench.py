@@ -4,8 +4,8 @@ second against real browser steps per second on the same (screen, action) pairs.
 
     python benchmarks/lookahead_bench.py [--seeds 10] [--arms agent,sim:progress+reward,...]
 
-An arm is `agent` (no lookahead) or `MODEL:SCORER`, SCORER one of goal-text, progress, reward,
-progress+reward. The learned reward is fitted on the bundled corpus' training split first; no
+An arm is `agent` (no lookahead) or `MODEL:SCORER[:MODE]`, SCORER one of goal-text, progress,
+reward, progress+reward, MODE the world model's prediction mode (document, the default, or edit). The learned reward is fitted on the bundled corpus' training split first; no
 world model ever sees the real next screen.
 """
 
@@ -95,9 +95,9 @@ def main():
             if arm == "agent":
                 results[arm] = (run_arm(rec, tasks, seeds, recorder_policy(agent, max_actions=MAX_STEPS)), 0)
                 continue
-            model, _, scorer = arm.partition(":")
+            model, scorer, mode = (arm.split(":") + ["document"])[:3]
             with WorldModel.load(model, renderer=r) as wm:
-                la = Lookahead(wm, scorer_for(scorer, reward), top_k=args.top_k, confident_at=None)
+                la = Lookahead(wm, scorer_for(scorer, reward), top_k=args.top_k, confident_at=None, mode=mode)
                 res = run_arm(rec, tasks, seeds, recorder_policy(agent, la, max_actions=MAX_STEPS))
                 results[arm] = (res, la.imagined_steps)
             print(f"  done: {arm}", flush=True)

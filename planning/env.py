@@ -45,6 +45,7 @@ class ImaginedEnv(gym.Env):
         max_steps: int = 5,
         renderer: Renderer | None = None,
         render_mode: str | None = None,
+        mode: str = "document",
     ):
         if not starts:
             raise ValueError("ImaginedEnv needs at least one start transition")
@@ -52,6 +53,7 @@ class ImaginedEnv(gym.Env):
         self.world_model = as_world_model(world_model, renderer)
         self.checker, self.obs_size, self.max_steps = checker, obs_size, max_steps
         self.renderer, self.render_mode = renderer, render_mode
+        self.mode = mode  # the world model's prediction mode: document, edit or auto
         w, h = obs_size
         self.observation_space = spaces.Dict(
             {
@@ -107,7 +109,7 @@ class ImaginedEnv(gym.Env):
 
     def step(self, action):
         act = action if isinstance(action, Action) else self.to_action(action)
-        pred = self.world_model.predict_many([Query(self.screen, act, self.goal)])[0]
+        pred = self.world_model.predict_many([Query(self.screen, act, self.goal)], self.mode)[0]
         self.steps += 1
         if pred.ok:
             self.screen = Screen(

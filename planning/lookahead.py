@@ -64,6 +64,7 @@ class Lookahead:
         confident_at: float | None = 0.9,
         discount: float = 0.9,
         renderer: Renderer | None = None,
+        mode: str = "document",
     ):
         if depth < 1 or beam < 1:
             raise ValueError(f"depth ({depth}) and beam ({beam}) must be at least 1")
@@ -73,6 +74,7 @@ class Lookahead:
         self.scorer, self.proposer = scorer, proposer
         self.depth, self.beam, self.top_k = depth, beam, top_k
         self.confident_at, self.discount, self.renderer = confident_at, discount, renderer
+        self.mode = mode  # the world model's prediction mode: document, edit or auto
         self.imagined_steps = 0
 
     def rank(self, screen: Screen, goal: str, candidates: Sequence[Candidate]) -> list[Ranked]:
@@ -111,7 +113,7 @@ class Lookahead:
 
     def _imagine(self, pairs: list[tuple[Screen, Action]], goal: str) -> list[Prediction]:
         self.imagined_steps += len(pairs)
-        return self.world_model.predict_many([Query(s, a, goal) for s, a in pairs])
+        return self.world_model.predict_many([Query(s, a, goal) for s, a in pairs], self.mode)
 
     def _rollouts(self, starts: list[Screen | None], goal: str, depth: int):
         """For each start, the best discounted score reachable in `depth` more imagined steps

@@ -158,7 +158,7 @@ def test_two_step_rollouts_are_batched_across_candidates(corpus, renderer):
 
 def test_imagined_env_runs_multi_step_episodes_on_sim_and_passes_the_checker(corpus, renderer):
     starts = [t for t in iter_transitions(corpus["train"]) if t.app.startswith("miniwob-")][:3]
-    env = ImaginedEnv(starts, world_model="sim+copy", renderer=renderer, max_steps=3)
+    env = ImaginedEnv(starts, world_model="sim+copy", renderer=renderer, max_steps=3, mode="auto")
     check_env(env, skip_render_check=True)
     env.reset(seed=1, options={"index": 0})
     t = starts[0]
