@@ -106,6 +106,8 @@ def test_transplant_readdresses_an_edit_onto_another_screen():
     out = BeautifulSoup(apply(dst, moved), "html.parser")
     assert out.find(id="q")["value"] == "Kasie" and out.find("input", type="checkbox").has_attr("checked")
     assert out.h1.text == "Other"  # nothing else moved
+    # after the sim has carried the action out, only the app's reaction is left to transplant
+    assert transplant(edit, src, dst, text_from="alice", text_to="Kasie", reaction_only=True) == ""
     assert transplant('screen "<p>x</p>"', src, dst) == ""  # a whole other screen is not a change here
 
 

@@ -89,6 +89,7 @@ class WorldModel:
                         Screen(p.image, html=p.html, device_scale_factor=q.screen.device_scale_factor),
                         q.action,
                         q.goal,
+                        applied=True,
                     )
                     if p.ok
                     else q

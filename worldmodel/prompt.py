@@ -24,6 +24,10 @@ EDIT_CONTRACT = (
     'css-del L COUNT | css-ins L "rule" | screen "<whole html document>". '
     "Output nothing if the screen does not change."
 )
+APPLIED_NOTE = (
+    "The browser has already carried this action out on the screen shown; write only how the app "
+    "reacts to it."
+)
 MODES = ("document", "edit", "auto")
 MAX_HTML_CHARS = 6000
 
@@ -68,6 +72,7 @@ def prompt_text(
     with_html: bool = True,
     html_chars: int = MAX_HTML_CHARS,
     mode: str = "document",
+    applied: bool = False,
 ) -> str:
     """The user turn's text. In "edit" mode the current HTML (numbered, always included) is what
     the model edits and the contract asks for an edit instead of a document."""
@@ -90,6 +95,8 @@ def prompt_text(
             )
             + html
         )
+    if applied:
+        lines.append(APPLIED_NOTE)
     lines.append(EDIT_CONTRACT if edit else CONTRACT.format(w=w, h=h))
     return "\n".join(lines)
 
@@ -101,6 +108,7 @@ def build_messages(
     with_html: bool = True,
     html_chars: int = MAX_HTML_CHARS,
     mode: str = "document",
+    applied: bool = False,
 ):
     """Chat messages (with one image slot) and the image that fills it."""
     image = draw_action(screen.image, action)
@@ -110,7 +118,10 @@ def build_messages(
             "role": "user",
             "content": [
                 {"type": "image"},
-                {"type": "text", "text": prompt_text(screen, action, goal, with_html, html_chars, mode)},
+                {
+                    "type": "text",
+                    "text": prompt_text(screen, action, goal, with_html, html_chars, mode, applied),
+                },
             ],
         },
     ]

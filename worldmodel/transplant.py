@@ -30,6 +30,19 @@ def _sig(el: Tag) -> tuple:
     return (el.name, el.get("id", ""), cls, _own_text(el)[:60])
 
 
+def _physics(op: str, args: list, el: Tag) -> bool:
+    """A line that only repeats what the browser does to the element an action touches."""
+    if op not in ("attr", "unattr") or len(args) < 2:
+        return False
+    name = str(args[1])
+    if name in ("value", "checked", "selected", "data-wm-ring", "style"):
+        return True
+    if name == "class" and op == "attr":
+        keep = lambda v: sorted(c for c in str(v).split() if not STATE_CLASS.match(c))  # noqa: E731
+        return keep(args[2] if len(args) > 2 else "") == keep(" ".join(el.get("class", [])))
+    return False
+
+
 def target_number(html: str, boxes, x: float | None, y: float | None) -> int | None:
     """The number (edit.py's) of the element a point lands on, from a render's boxes of `html`."""
     if x is None or y is None or not boxes:
@@ -71,8 +84,13 @@ def transplant(
     anchors: dict[int, int] | None = None,
     text_from: str | None = None,
     text_to: str | None = None,
+    reaction_only: bool = False,
 ) -> str:
-    """`edit` (written for `src_html`) re-addressed onto `dst_html`; "" when nothing carries over."""
+    """`edit` (written for `src_html`) re-addressed onto `dst_html`; "" when nothing carries over.
+
+    `reaction_only`: the action was already carried out on `dst_html` (by the sim), so what the
+    browser itself does (field values, checked and selected states, hover/focus classes) is not
+    carried over again, only the app's reaction."""
     text = (edit or "").strip()
     if not text or text.startswith("<") or text.startswith("screen "):
         return ""  # a whole other screen is not a change to this one
@@ -123,6 +141,8 @@ def transplant(
         except (ValueError, IndexError):
             continue
         if n is None:
+            continue
+        if reaction_only and _physics(op, args, dst[n]):
             continue
         if op == "remove":
             out.append(f"remove {n}")

@@ -268,6 +268,9 @@ class Query:
     screen: Screen
     action: Action
     goal: str | None = None
+    # True when an earlier stage (e.g. the sim) already carried the action out on `screen`:
+    # what is left to predict is the app's own reaction
+    applied: bool = False
 
     def __post_init__(self):
         if not isinstance(self.screen, Screen):

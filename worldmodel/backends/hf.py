@@ -81,7 +81,7 @@ class TransformersBackend:
         texts, images = [], []
         for q in queries:
             messages, image = build_messages(
-                q.screen, q.action, q.goal, self.with_html, self.html_chars, mode
+                q.screen, q.action, q.goal, self.with_html, self.html_chars, mode, q.applied
             )
             texts.append(
                 self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)

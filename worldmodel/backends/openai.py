@@ -55,7 +55,9 @@ class OpenAIBackend:
 
     def _ask(self, queries: list[Query], mode: str) -> list[str]:
         batch = [
-            chat_messages(*build_messages(q.screen, q.action, q.goal, self.with_html, mode=mode))
+            chat_messages(
+                *build_messages(q.screen, q.action, q.goal, self.with_html, mode=mode, applied=q.applied)
+            )
             for q in queries
         ]
         return self.chat.complete_many(batch, max_tokens=self.max_tokens, temperature=self.temperature)

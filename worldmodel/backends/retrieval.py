@@ -117,6 +117,7 @@ class RetrievalBackend:
                 anchor,
                 act.text if same_typing else None,
                 q.action.text if same_typing else None,
+                reaction_only=q.applied,
             )
             out.append(
                 Completion(
