@@ -118,10 +118,16 @@ async def _eval(cdp, context_id: int, expression: str, await_promise: bool = Fal
     return got.get("result", {}).get("value")
 
 
+async def open_world(cdp, frame_id: str, name: str) -> int:
+    """A fresh isolated JavaScript world in the frame: the page's own scripts and prototypes are
+    not this world's, so nothing the page defines can spoof what runs there. Its context id."""
+    world = await cdp.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": name})
+    return world["executionContextId"]
+
+
 async def run_ops(page, cdp, frame_id: str, ops: list[tuple]) -> tuple[str, list[str]]:
     """Apply `ops` to the page's current document and capture it: (html, notes)."""
-    world = await cdp.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": "wm-sim"})
-    ctx = world["executionContextId"]
+    ctx = await open_world(cdp, frame_id, "wm-sim")
     notes: list[str] = []
     pointer = await _eval(cdp, ctx, _PREPARE_JS)
     m = page.mouse

@@ -38,7 +38,7 @@ import numpy as np
 from PIL import Image
 
 from .compact import COMPACT_JS, minify_styles
-from .interact import Interaction, check_ops, run_ops
+from .interact import Interaction, check_ops, open_world, run_ops
 from .sandbox import NO_WEBRTC_JS, SHELL_URL, chromium_args, chromium_path, shell_response
 from .watchdog import MemoryWatchdog
 
@@ -144,8 +144,21 @@ _BOXES_JS = """(() => {
 })()""".replace("MAX_BOXES", str(MAX_BOXES))
 
 
-def _png_bytes(png: bytes) -> bytes:
-    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).tobytes()
+def _clean(html: str) -> str:
+    """Chromium cannot carry a lone surrogate; replacing it is what the parser would show anyway."""
+    return html.encode("utf-8", "replace").decode("utf-8")
+
+
+async def _each(coros):
+    """Await all concurrently; a RenderError comes back in its item's slot instead of raising."""
+
+    async def one(c):
+        try:
+            return await c
+        except RenderError as e:
+            return e
+
+    return await asyncio.gather(*(one(c) for c in coros))
 
 
 class _Slot:
@@ -248,40 +261,17 @@ class Renderer:
 
     # ---- async API ----------------------------------------------------------
     async def arender_many(self, items, boxes: bool = True):
-        async def one(html, vp):
-            try:
-                return await self.arender(html, vp, boxes)
-            except RenderError as e:
-                return e
-
-        return await asyncio.gather(*(one(h, v) for h, v in items))
+        return await _each(self.arender(h, v, boxes) for h, v in items)
 
     async def arender(self, html: str, viewport: Viewport, boxes: bool = True) -> RenderResult:
-        if not isinstance(html, str):
-            raise RenderError("failed", f"html must be str, got {type(html).__name__}")
-        size = len(html.encode("utf-8", "surrogatepass"))
-        if size > self.max_html_bytes:
-            raise RenderError("too_large", f"html is {size} bytes, limit is {self.max_html_bytes}")
+        self._admit(html)
         key = self._key(html, viewport, boxes)
         with self._cache_lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return replace(self._cache[key], cached=True)
-        # Chromium cannot carry a lone surrogate; replacing it is what the parser would show anyway.
-        clean = html.encode("utf-8", "replace").decode("utf-8")
-        last: RenderError | None = None
-        for _attempt in range(self.retries + 1):
-            try:
-                result = await self._render_once(clean, viewport, boxes)
-                break
-            except RenderError as e:
-                last = e
-                if e.reason not in ("crashed", "contaminated"):
-                    raise
-        else:
-            if last.reason == "contaminated":
-                raise RenderError("failed", str(last).split(": ", 1)[1])
-            raise last  # type: ignore[misc]
+        clean = _clean(html)
+        result = await self._retrying(lambda: self._render_once(clean, viewport, boxes))
         with self._cache_lock:
             self._cache[key] = result
             while len(self._cache) > self.cache_size:
@@ -289,6 +279,36 @@ class Renderer:
         return result
 
     # ---- internals ----------------------------------------------------------
+    def _admit(self, html) -> None:
+        """A RenderError for what no page should be asked to load: not text, or over the size cap."""
+        if not isinstance(html, str):
+            raise RenderError("failed", f"html must be str, got {type(html).__name__}")
+        size = len(html.encode("utf-8", "surrogatepass"))
+        if size > self.max_html_bytes:
+            raise RenderError("too_large", f"html is {size} bytes, limit is {self.max_html_bytes}")
+
+    async def _retrying(self, attempt):
+        """`await attempt()`, again on a fresh page after a crash or a contaminated page; a page
+        that fails on every try was this input's own doing ("failed")."""
+        last: RenderError | None = None
+        for _attempt in range(self.retries + 1):
+            try:
+                return await attempt()
+            except RenderError as e:
+                last = e
+                if e.reason not in ("crashed", "contaminated"):
+                    raise
+        if last.reason == "contaminated":
+            raise RenderError("failed", str(last).split(": ", 1)[1])
+        raise last  # type: ignore[misc]
+
+    async def _load(self, slot: _Slot, html: str, vp: Viewport) -> None:
+        """Size the slot's page for `vp` and replace its document's content with `html`."""
+        page = slot.page
+        if page.viewport_size != {"width": vp.width, "height": vp.height}:
+            await page.set_viewport_size({"width": vp.width, "height": vp.height})
+        await page.set_content(html, wait_until="load", timeout=self.timeout_s * 1000)
+
     def _call(self, coro, n_items: int):
         if self._closed:
             coro.close()
@@ -488,21 +508,15 @@ class Renderer:
 
     async def _acompact(self, html: str, vp: Viewport) -> str:
         async def strip(slot):
-            page = slot.page
-            if page.viewport_size != {"width": vp.width, "height": vp.height}:
-                await page.set_viewport_size({"width": vp.width, "height": vp.height})
-            await page.set_content(html, wait_until="load", timeout=self.timeout_s * 1000)
-            world = await slot.cdp.send(
-                "Page.createIsolatedWorld", {"frameId": slot.frame_id, "worldName": "wm-compact"}
-            )
+            await self._load(slot, html, vp)
+            world = await open_world(slot.cdp, slot.frame_id, "wm-compact")
             got = await slot.cdp.send(
-                "Runtime.evaluate",
-                {"expression": COMPACT_JS, "contextId": world["executionContextId"], "returnByValue": True},
+                "Runtime.evaluate", {"expression": COMPACT_JS, "contextId": world, "returnByValue": True}
             )
             return got.get("result", {}).get("value")
 
         try:
-            original = (await self.arender(html, vp, boxes=False)).png
+            original = (await self.arender(html, vp, boxes=False)).image
             stripped, _, _ = await self._on_slot(vp, strip, reuse=False)
         except RenderError:
             return html
@@ -512,7 +526,7 @@ class Renderer:
             if len(candidate) >= len(html):
                 continue
             try:
-                if (await self.arender(candidate, vp, boxes=False)).image.tobytes() == _png_bytes(original):
+                if np.array_equal((await self.arender(candidate, vp, boxes=False)).image, original):
                     return candidate
             except RenderError:
                 continue
@@ -528,46 +542,28 @@ class Renderer:
         items = list(items)
 
         async def all_():
-            async def one(h, v, o):
-                try:
-                    return await self.ainteract(h, v, o)
-                except RenderError as e:
-                    return e
-
-            return await asyncio.gather(*(one(h, v, o) for h, v, o in items))
+            return await _each(self.ainteract(h, v, o) for h, v, o in items)
 
         return self._call(all_(), len(items))
 
     async def ainteract(self, html: str, viewport: Viewport, ops) -> Interaction:
-        if not isinstance(html, str):
-            raise RenderError("failed", f"html must be str, got {type(html).__name__}")
-        size = len(html.encode("utf-8", "surrogatepass"))
-        if size > self.max_html_bytes:
-            raise RenderError("too_large", f"html is {size} bytes, limit is {self.max_html_bytes}")
+        self._admit(html)
         try:
             ops = check_ops(ops)
         except ValueError as e:
             raise RenderError("failed", str(e)) from None
-        clean = html.encode("utf-8", "replace").decode("utf-8")
+        clean = _clean(html)
 
         async def work(slot):
-            page = slot.page
-            if page.viewport_size != {"width": viewport.width, "height": viewport.height}:
-                await page.set_viewport_size({"width": viewport.width, "height": viewport.height})
-            await page.set_content(clean, wait_until="load", timeout=self.timeout_s * 1000)
-            return await run_ops(page, slot.cdp, slot.frame_id, ops)
+            await self._load(slot, clean, viewport)
+            return await run_ops(slot.page, slot.cdp, slot.frame_id, ops)
 
-        last: RenderError | None = None
-        for _attempt in range(self.retries + 1):
-            try:
-                # an in-page anchor changes the URL's fragment, so the page is never pooled again
-                (out_html, notes), _, elapsed = await self._on_slot(viewport, work, reuse=False)
-                return Interaction(out_html, notes, elapsed)
-            except RenderError as e:
-                last = e
-                if e.reason not in ("crashed", "contaminated"):
-                    raise
-        raise last  # type: ignore[misc]
+        async def attempt():
+            # an in-page anchor changes the URL's fragment, so the page is never pooled again
+            (out_html, notes), _, elapsed = await self._on_slot(viewport, work, reuse=False)
+            return Interaction(out_html, notes, elapsed)
+
+        return await self._retrying(attempt)
 
     async def _mark_crashed(self):
         if self._browser is not None and self._browser.is_connected():
@@ -578,21 +574,15 @@ class Renderer:
 
     async def _draw(self, slot: _Slot, html: str, vp: Viewport, want_boxes: bool = True):
         ms = self.timeout_s * 1000
-        page = slot.page
-        if page.viewport_size != {"width": vp.width, "height": vp.height}:
-            await page.set_viewport_size({"width": vp.width, "height": vp.height})
-        await page.set_content(html, wait_until="load", timeout=ms)
+        await self._load(slot, html, vp)
         boxes = []
         if want_boxes:
-            world = await slot.cdp.send(
-                "Page.createIsolatedWorld", {"frameId": slot.frame_id, "worldName": "wm"}
-            )
+            world = await open_world(slot.cdp, slot.frame_id, "wm")
             got = await slot.cdp.send(
-                "Runtime.evaluate",
-                {"expression": _BOXES_JS, "contextId": world["executionContextId"], "returnByValue": True},
+                "Runtime.evaluate", {"expression": _BOXES_JS, "contextId": world, "returnByValue": True}
             )
             boxes = got.get("result", {}).get("value") or []
-        png = await page.screenshot(type="png", animations="disabled", caret="hide", timeout=ms)
+        png = await slot.page.screenshot(type="png", animations="disabled", caret="hide", timeout=ms)
         # No pending <meta refresh> can outlive this render: the shell's CSP sandbox blocks refresh
         # without scripts, pages that ran scripts are closed, and a navigation is caught after it.
         return png, boxes
