@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from worldmodel import Action, Prediction, Query, Renderer, Screen, WorldModel, as_world_model
 
-from .scorers import Scorer
+from .scorers import Scorer, says_done
 
 
 @dataclass
@@ -92,7 +92,7 @@ class Lookahead:
         paths = [[p] for p in preds]
         if self.depth > 1:
             starts = [
-                _screen_of(p, screen) if p.ok and not self._done(screen, c.action, p, goal) else None
+                p.as_screen(screen) if p.ok and not self._done(screen, c.action, p, goal) else None
                 for c, p in zip(cands, preds)
             ]
             for i, (future, fpath) in enumerate(self._rollouts(starts, goal, self.depth - 1)):
@@ -108,8 +108,7 @@ class Lookahead:
         return ranked[0].action if ranked else None
 
     def _done(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> bool:
-        done = getattr(self.scorer, "done", None)
-        return bool(done(current, action, imagined, goal)) if callable(done) else False
+        return says_done(self.scorer, current, action, imagined, goal)
 
     def _imagine(self, pairs: list[tuple[Screen, Action]], goal: str) -> list[Prediction]:
         self.imagined_steps += len(pairs)
@@ -134,7 +133,7 @@ class Lookahead:
                 if not p.ok:
                     continue
                 v = acc + (self.discount**d) * self.scorer(s, a, p, goal)
-                nxt = None if self._done(s, a, p, goal) else _screen_of(p, s)
+                nxt = None if self._done(s, a, p, goal) else p.as_screen(s)
                 expanded[i].append((v, nxt, path + [p]))
             for i, ex in enumerate(expanded):
                 if not ex:
@@ -145,8 +144,3 @@ class Lookahead:
                     best[i] = (ex[0][0], ex[0][2])
                 beams[i] = [e for e in ex[: self.beam] if e[1] is not None]  # a finished path stops
         return best
-
-
-def _screen_of(p: Prediction, like: Screen) -> Screen:
-    """An imagined screen as the next state of a rollout."""
-    return Screen(p.image, html=p.html, device_scale_factor=like.device_scale_factor, app=like.app)

@@ -130,6 +130,12 @@ def parse_judgement(text: str) -> float:
     return c if d["valid"] in (True, "true", "yes") else 1.0 - c
 
 
+def says_done(scorer, current: Screen, action: Action, imagined: Prediction, goal: str) -> bool:
+    """Whether a scorer with a `done` signal says the episode ends at `imagined` (False without one)."""
+    done = getattr(scorer, "done", None)
+    return bool(done(current, action, imagined, goal)) if callable(done) else False
+
+
 class WeightedScorer:
     """A weighted sum of scorers, e.g. progress on the page plus a learned task reward."""
 
@@ -143,7 +149,4 @@ class WeightedScorer:
 
     def done(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> bool:
         """Any part that says the episode ends there."""
-        return any(
-            callable(getattr(s, "done", None)) and s.done(current, action, imagined, goal)
-            for s, _ in self.parts
-        )
+        return any(says_done(s, current, action, imagined, goal) for s, _ in self.parts)

@@ -85,14 +85,7 @@ class WorldModel:
                 p.note = "; ".join(n)
             if k + 1 < len(self.stages):
                 current = [
-                    Query(
-                        Screen(p.image, html=p.html, device_scale_factor=q.screen.device_scale_factor),
-                        q.action,
-                        q.goal,
-                        applied=True,
-                    )
-                    if p.ok
-                    else q
+                    Query(p.as_screen(q.screen), q.action, q.goal, applied=True) if p.ok else q
                     for p, q in zip(preds, queries)
                 ]
         if len(self.stages) > 1:  # the edit of the screen the caller gave, not of a stage's result
@@ -194,10 +187,7 @@ class WorldModel:
             for i, p in zip(alive, preds):
                 out[i].append(p)
                 if p.ok and depth + 1 < len(plans[i]):
-                    s = state[i]
-                    state[i] = Screen(
-                        p.image, html=p.html, device_scale_factor=s.device_scale_factor, app=s.app
-                    )
+                    state[i] = p.as_screen(state[i])
                     nxt.append(i)
             alive, depth = nxt, depth + 1
         return out

@@ -308,3 +308,8 @@ class Prediction:
     @property
     def ok(self) -> bool:
         return self.image is not None
+
+    def as_screen(self, like: Screen) -> Screen:
+        """The imagined screen as the next state after `like` (same scale and app): what a
+        rollout, a later stage or a planner steps from."""
+        return Screen(self.image, html=self.html, device_scale_factor=like.device_scale_factor, app=like.app)
