@@ -10,7 +10,7 @@ names now checked, a wrong one unchecked, and, where a task shows its own reward
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup
@@ -76,6 +76,25 @@ class TaskState:
         if m:
             st.reward = float(m.group(1))
         st.words = Counter(visible_text(text))
+        return st
+
+
+class TaskStates:
+    """Parsed TaskStates by HTML, the last `size` kept: a planner scores every candidate against
+    the same current screen, which is parsed once instead of once per candidate."""
+
+    def __init__(self, size: int = 32):
+        self.size = size
+        self._by_html: OrderedDict[str, TaskState] = OrderedDict()
+
+    def of(self, html: str | None) -> TaskState:
+        key = html or ""
+        if key in self._by_html:
+            self._by_html.move_to_end(key)
+            return self._by_html[key]
+        st = self._by_html[key] = TaskState.of(html)
+        while len(self._by_html) > self.size:
+            self._by_html.popitem(last=False)
         return st
 
 
@@ -154,12 +173,13 @@ class ProgressScorer:
 
     def __init__(self, noop_penalty: float = 0.1, step: float = 0.3, term_step: float = 0.05):
         self.noop_penalty, self.step, self.term_step = noop_penalty, step, term_step
+        self.states = TaskStates()
 
     def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float:
         if not imagined.ok:
             return 0.0
         g = GoalSpec.of(goal)
-        a, b = TaskState.of(current.html), TaskState.of(imagined.html)
+        a, b = self.states.of(current.html), self.states.of(imagined.html)
         if b.reward is not None and b.reward != a.reward:
             return min(1.0, max(0.0, 0.5 + 0.5 * b.reward))
         fa, fb = field_score(a, g), field_score(b, g)
@@ -173,4 +193,4 @@ class ProgressScorer:
 
     def done(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> bool:
         """The imagined screen shows the task's own reward: the episode is over there."""
-        return imagined.ok and TaskState.of(imagined.html).reward is not None
+        return imagined.ok and self.states.of(imagined.html).reward is not None

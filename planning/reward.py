@@ -24,7 +24,7 @@ from render import Renderer
 from render.metrics import visible_text
 from worldmodel.types import Action, Prediction, Screen, Transition
 
-from .progress import GoalSpec, TaskState, requirements_met
+from .progress import GoalSpec, TaskState, TaskStates, requirements_met
 from .scorers import ValueScorer
 
 SUBMIT_WORDS = {"submit", "login", "log", "sign", "ok", "search", "next", "done", "go", "send", "save"}
@@ -55,9 +55,10 @@ def _target(boxes, action: Action, scale: float):
     return min(hits, key=lambda b: b.w * b.h) if hits else None
 
 
-def features(screen: Screen, boxes, action: Action, goal: str) -> np.ndarray:
+def features(screen: Screen, boxes, action: Action, goal: str, state: TaskState | None = None) -> np.ndarray:
+    """The feature vector (FEATURES' order); `state` is the screen's parsed TaskState if known."""
     g = GoalSpec.of(goal)
-    st = TaskState.of(screen.html)
+    st = state if state is not None else TaskState.of(screen.html)
     tgt = _target(boxes, action, screen.device_scale_factor)
     words = set(visible_text(tgt.text)) if tgt is not None else set()
     tag = tgt.tag if tgt is not None else ""
@@ -106,6 +107,8 @@ class LearnedReward(ValueScorer):
         self.done_w = None if done_w is None else np.asarray(done_w, dtype=np.float64)
         self._renderer = renderer
         self._owns = False
+        self.states = TaskStates()  # the current screen, parsed once for all its candidates
+        self._last: tuple[tuple, tuple[float, float]] | None = None  # score and done ask alike
         self.trained_on = 0
 
     @property
@@ -128,6 +131,7 @@ class LearnedReward(ValueScorer):
             y_r.append(float(t.meta["reward"] > 0))
             y_d.append(float(bool(t.meta.get("done"))))
         x = np.stack(x)
+        self._last = None
         self.reward_w = _fit_logistic(x, np.array(y_r))
         self.done_w = _fit_logistic(x, np.array(y_d))
         self.trained_on = len(ts)
@@ -138,10 +142,15 @@ class LearnedReward(ValueScorer):
         """(P(reward > 0), P(done)) for taking `action` on `screen`."""
         if self.reward_w is None:
             raise RuntimeError("this LearnedReward is not fitted: call fit() or load()")
+        key = (screen.html, screen.size, screen.device_scale_factor, action.to_json(), goal)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
         boxes = self.renderer.render(screen.html, screen.viewport()).boxes if screen.html else []
-        f = features(screen, boxes, action, goal)
+        f = features(screen, boxes, action, goal, self.states.of(screen.html))
         sig = lambda w: 1 / (1 + math.exp(-float(f @ w)))  # noqa: E731
-        return sig(self.reward_w), sig(self.done_w)
+        out = (sig(self.reward_w), sig(self.done_w))
+        self._last = (key, out)
+        return out
 
     def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float:
         """The scorer protocol: P(reward) of taking `action` on `current`; never raises."""
