@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import Tag
 
-from .edit import OPS, EditError, _args, _numbered, _q, _stylesheet, try_apply
+from .edit import OPS, EditError, _args, _numbered, _q, _soup, _stylesheet, try_apply
 
 STATE_CLASS = re.compile(r"^wm-")
 MAX_REPAIRS = 8
@@ -52,12 +52,13 @@ def target_number(html: str, boxes, x: float | None, y: float | None) -> int | N
         return None
     hit = min(hits, key=lambda b: b.w * b.h)
     k = [b for b in boxes if (b.tag, b.text) == (hit.tag, hit.text)].index(hit)
-    els = _numbered(BeautifulSoup(html, "html.parser"))
+    els = _numbered(_soup(html))
     same = [i for i, el in enumerate(els) if el.name == hit.tag and _own_text(el)[:200] == hit.text]
     return same[k] if k < len(same) else (same[-1] if same else None)
 
 
-def _home(n: int, src: list[Tag], dst: list[Tag], anchors: dict[int, int]) -> int | None:
+def _home(n: int, src: list[Tag], dst_sigs: list[tuple], anchors: dict[int, int]) -> int | None:
+    """Where element n of the recorded screen lives on this one (`dst_sigs`: its elements' _sig)."""
     if n in anchors:
         return anchors[n]
     if not 0 <= n < len(src):
@@ -66,14 +67,14 @@ def _home(n: int, src: list[Tag], dst: list[Tag], anchors: dict[int, int]) -> in
         return 0
     s = _sig(src[n])
     for match in (
-        lambda e: _sig(e) == s,
-        lambda e: _sig(e)[:3] == s[:3],
-        lambda e: s[3] and (e.name, _own_text(e)[:60]) == (s[0], s[3]),
+        lambda e: e == s,
+        lambda e: e[:3] == s[:3],
+        lambda e: s[3] and (e[0], e[3]) == (s[0], s[3]),
     ):
-        found = [j for j, e in enumerate(dst) if j and match(e)]
+        found = [j for j, e in enumerate(dst_sigs) if j and match(e)]
         if found:
             where = n / len(src)
-            return min(found, key=lambda j: abs(j / len(dst) - where))
+            return min(found, key=lambda j: abs(j / len(dst_sigs) - where))
     return None
 
 
@@ -94,8 +95,9 @@ def transplant(
     text = (edit or "").strip()
     if not text or text.startswith("<") or text.startswith("screen "):
         return ""  # a whole other screen is not a change to this one
-    sa, sb = BeautifulSoup(src_html, "html.parser"), BeautifulSoup(dst_html, "html.parser")
+    sa, sb = _soup(src_html), _soup(dst_html)
     src, dst = _numbered(sa), _numbered(sb)
+    dst_sigs = [_sig(e) for e in dst]
     sheet_a, sheet_b = _stylesheet(sa), _stylesheet(sb)
     lines_a = (sheet_a.string or "").split("\n") if sheet_a is not None else []
     lines_b = (sheet_b.string or "").split("\n") if sheet_b is not None else []
@@ -137,7 +139,7 @@ def transplant(
             out.append(f"css-ins {where} {_q(rule)}")
             continue
         try:
-            n = _home(int(args[0]), src, dst, anchors)
+            n = _home(int(args[0]), src, dst_sigs, anchors)
         except (ValueError, IndexError):
             continue
         if n is None:
