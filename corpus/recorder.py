@@ -9,7 +9,7 @@ from typing import Any
 
 from render.capture import CAPTURE_JS, CAPTURE_OPTIONS
 from render.sandbox import CHROMIUM_ARGS, chromium_path
-from worldmodel.types import Action, Screen, Transition
+from worldmodel.types import DIRECTION_VECTORS, Action, Screen, Transition
 
 from .apps import ORIGIN, AppSpec, router
 from .snapshot import SNAPSHOT_JS
@@ -219,7 +219,7 @@ def perform(page, action: Action, scale: float = 1.0) -> None:
         cx = x if x is not None else page.viewport_size["width"] / 2
         cy = y if y is not None else page.viewport_size["height"] / 2
         fd = action.finger_direction
-        dx, dy = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}[fd]
+        dx, dy = DIRECTION_VECTORS[fd]
         if t == "scroll":
             m.move(cx, cy)
             m.wheel(-dx * 300, -dy * 300)  # the view travels against the finger

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw
 
 from .edit import edit_view
-from .types import Action, Screen
+from .types import DIRECTION_VECTORS, Action, Screen
 
 SYSTEM = (
     "You are a GUI world model. Given the current screen and an action, write the screen that "
@@ -54,7 +54,7 @@ def draw_action(image: Image.Image, action: Action) -> Image.Image:
     elif action.type in ("swipe", "scroll"):
         x0 = action.x if action.x is not None else w / 2
         y0 = action.y if action.y is not None else h / 2
-        dx, dy = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}[action.finger_direction]
+        dx, dy = DIRECTION_VECTORS[action.finger_direction]
         length = 0.25 * (h if dy else w)
         x1, y1 = x0 + dx * length, y0 + dy * length
         d.line([x0, y0, x1, y1], fill=(255, 0, 0, 200), width=max(3, r // 2))

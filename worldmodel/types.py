@@ -31,6 +31,8 @@ ACTION_TYPES = (
     "wait",
 )
 DIRECTIONS = ("up", "down", "left", "right")
+# Screen-space unit vector of each direction (y grows downwards).
+DIRECTION_VECTORS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 _ALIASES = {
     "click": "tap",
     "long_click": "long_press",

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from render import Renderer, RenderError
 
-from ..types import Action, Completion, Query
+from ..types import DIRECTION_VECTORS, Action, Completion, Query
 from .copy import CopyBackend
 
 # How far the view travels, in CSS pixels: what the recorder's wheel and drag move a real page.
 SCROLL_PX = 300
 SWIPE_PX = 150
-_DIRS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 
 
 def action_ops(action: Action, scale: float, width: int, height: int) -> tuple[list[tuple], str]:
@@ -34,7 +33,7 @@ def action_ops(action: Action, scale: float, width: int, height: int) -> tuple[l
     if t == "long_press":
         return [("hover", x, y)], "a long press has no effect a browser makes without the app's scripts"
     if t in ("scroll", "swipe"):
-        dx, dy = _DIRS[action.finger_direction]
+        dx, dy = DIRECTION_VECTORS[action.finger_direction]
         dist = SCROLL_PX if t == "scroll" else SWIPE_PX
         cx = width / 2 if x is None else x
         cy = height / 2 if y is None else y
