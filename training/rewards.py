@@ -13,7 +13,7 @@ from PIL import Image
 
 from render import Renderer, RenderError, RenderResult, Viewport, default_renderer
 from render.metrics import LPIPS, MetricUnavailable, blur_ssim, ssim, ssim_many, to_array, visible_text
-from worldmodel.edit import apply_lenient, extract_edit, try_apply
+from worldmodel.edit import apply_lenient, extract_edit
 from worldmodel.extract import extract_html, root_size
 from worldmodel.types import Action
 
@@ -30,6 +30,15 @@ def completion_text(c) -> str:
     return ""
 
 
+def _apply_edit(base: str, completion: str) -> tuple[str, float]:
+    """(the edited screen, share of the edit's lines that applied); never raises."""
+    try:
+        html, done, total = apply_lenient(base, extract_edit(completion))
+    except Exception:  # a parser corner case is a malformed edit, not a crash
+        return "", 0.0
+    return html, (done / total if total else 1.0)
+
+
 class SharedRenders:
     """The last batch's extracted documents, renders and decoded references, shared by the rewards."""
 
@@ -38,6 +47,7 @@ class SharedRenders:
         self._key = None
         self._value: list[tuple[str, bool, RenderResult | None]] = []
         self._refs: dict[int, np.ndarray] = {}
+        self.edit_credit: list[float | None] = []  # per completion: share of its edit that applied
 
     @property
     def renderer(self) -> Renderer:
@@ -53,22 +63,22 @@ class SharedRenders:
         bases = list(edits_html) if edits_html is not None else [""] * len(texts)
         key = (tuple(texts), tuple(width), tuple(height), tuple(scale), tuple(bases))
         if key != self._key:
-            docs = []
+            docs, self.edit_credit = [], []
             for t, base in zip(texts, bases):
                 if base:
-                    html, err = try_apply(base, extract_edit(t))
-                    docs.append((html if err is None else "", err is not None))
+                    html, share = _apply_edit(base, t)
+                    docs.append((html if share == 1.0 else "", share < 1.0))
+                    self.edit_credit.append(share)
                 else:
                     docs.append(extract_html(t))
-            items = [
-                (h, Viewport(int(w), int(hh), float(s)))
-                for (h, _), w, hh, s in zip(docs, width, height, scale)
-            ]
-            results = self.renderer.render_many(items, boxes=False)  # rewards read pixels only
-            self._value = [
-                (h, r, None if isinstance(res, RenderError) or (base and r) else res)
-                for (h, r), res, base in zip(docs, results, bases)
-            ]
+                    self.edit_credit.append(None)
+            # an edit that did not apply has nothing to render (its rewards are 0)
+            todo = [i for i, ((_, failed), base) in enumerate(zip(docs, bases)) if not (base and failed)]
+            items = [(docs[i][0], Viewport(int(width[i]), int(height[i]), float(scale[i]))) for i in todo]
+            results: list = [None] * len(docs)
+            for i, res in zip(todo, self.renderer.render_many(items, boxes=False)):  # pixels only
+                results[i] = None if isinstance(res, RenderError) else res
+            self._value = [(h, r, res) for (h, r), res in zip(docs, results)]
             self._key, self._refs = key, {}
         return self._value
 
@@ -204,19 +214,17 @@ class FormatReward(_RenderedReward):
 
     def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float]:
         out = []
-        bases = kw.get("edits_html") or [""] * len(completions)
         rendered = self._render_all(completions, width, height, scale, kw.get("edits_html"))
-        for (html, repaired, res), w, h, base, c in zip(rendered, width, height, bases, completions):
-            if res is None and base and repaired:
+        for (html, repaired, res), w, h, credit in zip(rendered, width, height, self.shared.edit_credit):
+            if credit is not None and credit < 1.0:
                 # an edit that does not apply: up to EDIT_PARTIAL for the share of its lines that
                 # would, so a group of not-yet-right edits still has a direction to learn
-                _, done, total = apply_lenient(base, extract_edit(completion_text(c)))
-                out.append(EDIT_PARTIAL * done / total if total else 0.0)
+                out.append(EDIT_PARTIAL * credit)
                 continue
             if res is None:
                 out.append(0.0)
                 continue
-            if base:
+            if credit is not None:
                 out.append(1.0)
                 continue
             size = root_size(html)

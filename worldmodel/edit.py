@@ -145,8 +145,8 @@ def _run(current: str, edit: str, strict: bool) -> tuple[str, int, int]:
                 raise
             continue
         done += 1
-        if doc is not None:
-            return doc, done, len(lines)
+        if doc is not None:  # the rest of the edit is moot once the screen is replaced
+            return doc, len(lines), len(lines)
     return state.result(), done, len(lines)
 
 
