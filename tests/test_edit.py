@@ -39,6 +39,20 @@ def test_each_operation_applies():
     assert apply(A, "  \n") == A
 
 
+def test_class_changes_keep_the_other_classes():
+    html = A.replace('<input id="t"', '<input id="t" class="field big"')
+    out = BeautifulSoup(apply(html, "class 6 +wm-hover -big +on"), "html.parser")
+    assert out.find("input")["class"] == ["field", "wm-hover", "on"]
+    gone = BeautifulSoup(apply(html, "class 6 -field -big"), "html.parser")
+    assert "class" not in gone.find("input").attrs
+    # diff writes the short form when the kept classes keep their order, else the whole list
+    nxt = html.replace('class="field big"', 'class="field big wm-hover"')
+    assert diff(html, nxt) == "class 6 +wm-hover"
+    swapped = html.replace('class="field big"', 'class="big field"')
+    assert diff(html, swapped) == 'attr 6 class "big field"'  # order kept exactly
+    assert diff(html, html.replace('class="field big"', 'class="x"')) == 'attr 6 class "x"'
+
+
 @pytest.mark.parametrize(
     "edit, says",
     [
@@ -49,6 +63,8 @@ def test_each_operation_applies():
         ('remove 3\ntext 4 "x"', "line 2"),  # the li inside the removed ul
         ("css-del 50", "out of range"),
         ("remove 0", "body cannot be removed"),
+        ("class 6 wm-hover", "class change"),
+        ("class 6", "class takes"),
     ],
 )
 def test_malformed_edits_name_their_line(edit, says):

@@ -6,6 +6,7 @@ runs to thousands of tokens. An edit says only what changes, one operation per l
     text N "new text"              set element N's text (its children become that text)
     attr N NAME "value"            set an attribute (value, checked, class, style, ...)
     unattr N NAME                  remove an attribute
+    class N +NAME -NAME ...        add and remove classes (the others stay)
     replace N "<html>"             replace element N (outer HTML)
     remove N
     before N "<html>" | after N "<html>"       insert siblings
@@ -33,7 +34,7 @@ import re
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-OPS = ("text", "attr", "unattr", "replace", "remove", "before", "after", "prepend", "append")
+OPS = ("text", "attr", "unattr", "class", "replace", "remove", "before", "after", "prepend", "append")
 OPS += ("css-del", "css-ins", "screen")
 _SKIP_TEXT = re.compile(r"^\s*$")
 _DECODER = json.JSONDecoder()
@@ -218,6 +219,9 @@ def _line(state: _State, line_no: int, line: str) -> str | None:
     el = els[n]
     if not _attached(el, soup):
         raise EditError(line_no, line, f"element {n} was removed or replaced by an earlier line")
+    if op == "class":
+        _classes(el, args[1:], line_no, line)
+        return None
     want = {"text": 2, "attr": 3, "unattr": 2, "remove": 1}.get(op, 2)
     if len(args) != want:
         raise EditError(line_no, line, f"{op} takes {want - 1} argument(s) after the element number")
@@ -263,6 +267,25 @@ def _line(state: _State, line_no: int, line: str) -> str | None:
     return None
 
 
+def _classes(el: Tag, changes: list, line_no: int, line: str) -> None:
+    """`class N +a -b`: the element's other classes stay, in their order; added ones go last."""
+    if not changes:
+        raise EditError(line_no, line, "class takes +NAME or -NAME changes after the element number")
+    have = list(el.get("class", []))
+    for c in changes:
+        c = str(c)
+        if len(c) < 2 or c[0] not in "+-" or any(ch.isspace() or ch in "\"'" for ch in c):
+            raise EditError(line_no, line, f"class change {c!r} is not +NAME or -NAME")
+        if c[0] == "+" and c[1:] not in have:
+            have.append(c[1:])
+        elif c[0] == "-" and c[1:] in have:
+            have.remove(c[1:])
+    if have:
+        el["class"] = have
+    elif "class" in el.attrs:
+        del el["class"]
+
+
 def extract_edit(completion: str) -> str:
     """The edit inside a model's completion: code fences and a leading "edit:" label removed."""
     text = (completion or "").strip()
@@ -301,20 +324,36 @@ def _sig(node) -> str:
     return "#text"
 
 
+def _sig_text(node) -> str:
+    """Matches an element by tag, id and what it says: a row whose class changed (selected,
+    hovered) is still the same row, where `_sig` would see one removed and another inserted."""
+    if isinstance(node, Tag):
+        return f"{node.name}#{node.get('id', '')}:{' '.join(node.get_text(' ').split())[:80]}"
+    return "#text"
+
+
+# How children of the two screens are paired up; diff tries each and keeps the shortest edit.
+_KEYS = (_sig, _sig_text)
+
+
 def _attrs(el: Tag) -> dict[str, str]:
     return {k: " ".join(v) if isinstance(v, list) else str(v) for k, v in el.attrs.items()}
 
 
-def _diff_el(a: Tag, b: Tag, num: dict[int, int], out: list[str]) -> None:
+def _diff_el(a: Tag, b: Tag, num: dict[int, int], out: list[str], key=_sig) -> None:
     n = num[id(a)]
     aa, ba = _attrs(a), _attrs(b)
     for k in sorted(set(aa) | set(ba)):
-        if k not in ba:
+        if k == "class" and k in ba:
+            line = _class_line(n, aa.get(k, ""), ba[k])
+            if line:
+                out.append(line)
+        elif k not in ba:
             out.append(f"unattr {n} {k}")
         elif aa.get(k) != ba[k]:
             out.append(f"attr {n} {k} {_q(ba[k])}")
     ka, kb = _kids(a), _kids(b)
-    if [_sig(x) for x in ka] == [_sig(x) for x in kb]:
+    if [key(x) for x in ka] == [key(x) for x in kb]:
         texts_differ = any(
             not isinstance(x, Tag) and str(x).strip() != str(y).strip() for x, y in zip(ka, kb)
         )
@@ -328,7 +367,7 @@ def _diff_el(a: Tag, b: Tag, num: dict[int, int], out: list[str]) -> None:
             return
         for x, y in zip(ka, kb):
             if isinstance(x, Tag):
-                _diff_el(x, y, num, out)
+                _diff_el(x, y, num, out, key)
         return
     if any(not isinstance(x, Tag) for x in ka + kb):
         # mixed text and elements changed shape: the element is rewritten whole
@@ -336,13 +375,13 @@ def _diff_el(a: Tag, b: Tag, num: dict[int, int], out: list[str]) -> None:
             raise _Whole()
         out.append(f"replace {n} {_q(str(b))}")
         return
-    sm = difflib.SequenceMatcher(a=[_sig(x) for x in ka], b=[_sig(x) for x in kb], autojunk=False)
+    sm = difflib.SequenceMatcher(a=[key(x) for x in ka], b=[key(x) for x in kb], autojunk=False)
     last_kept = None  # the current screen's last child still standing: where inserts go after
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
             for x, y in zip(ka[i1:i2], kb[j1:j2]):
                 if x.name == y.name:
-                    _diff_el(x, y, num, out)
+                    _diff_el(x, y, num, out, key)
                     last_kept = x
                 else:
                     out.append(f"replace {num[id(x)]} {_q(str(y))}")
@@ -355,6 +394,21 @@ def _diff_el(a: Tag, b: Tag, num: dict[int, int], out: list[str]) -> None:
                 out.append(f"after {num[id(last_kept)]} {_q(html)}")
             else:
                 out.append(f"prepend {n} {_q(html)}")
+
+
+def _class_line(n: int, before: str, after: str) -> str | None:
+    """The shorter of `class N +a -b` and `attr N class "..."` (the class list as a whole, which
+    also keeps a changed order exactly), or None when the list is the same."""
+    a, b = before.split(), after.split()
+    if a == b:
+        return None
+    changes = [f"-{c}" for c in a if c not in b] + [f"+{c}" for c in b if c not in a]
+    kept = [c for c in a if c in b]
+    whole = f"attr {n} class {_q(after)}"
+    if kept != [c for c in b if c in a]:  # the kept classes changed order
+        return whole
+    short = f"class {n} {' '.join(changes)}"
+    return short if len(short) <= len(whole) and (kept + [c for c in b if c not in a]) == b else whole
 
 
 class _Whole(Exception):
@@ -395,11 +449,19 @@ def diff(current: str, nxt: str) -> str:
         ]
         if head_a != head_b or (sa.html and sb.html and _attrs(sa.html) != _attrs(sb.html)):
             return whole
-        out: list[str] = []
-        _diff_css(_stylesheet(sa), _stylesheet(sb), out)
+        css: list[str] = []
+        _diff_css(_stylesheet(sa), _stylesheet(sb), css)
         num = {id(el): i for i, el in enumerate(_numbered(sa))}
-        _diff_el(sa.body, sb.body, num, out)
     except (_Whole, RecursionError):
         return whole
-    edit = "\n".join(out)
-    return edit if len(edit) < len(whole) else whole
+    best = whole
+    for key in _KEYS:
+        out = list(css)
+        try:
+            _diff_el(sa.body, sb.body, num, out, key)
+        except (_Whole, RecursionError):
+            continue
+        edit = "\n".join(out)
+        if len(edit) < len(best):
+            best = edit
+    return best

@@ -16,22 +16,20 @@ import re
 from bs4 import Tag
 
 from .edit import OPS, EditError, _args, _numbered, _q, _soup, _stylesheet, try_apply
+from .focus import STATE_CLASS, own_text
 
-STATE_CLASS = re.compile(r"^wm-")
 MAX_REPAIRS = 8
-
-
-def _own_text(el: Tag) -> str:
-    return re.sub(r"\s+", " ", "".join(t for t in el.find_all(string=True, recursive=False))).strip()
 
 
 def _sig(el: Tag) -> tuple:
     cls = tuple(c for c in el.get("class", []) if not STATE_CLASS.match(c))
-    return (el.name, el.get("id", ""), cls, _own_text(el)[:60])
+    return (el.name, el.get("id", ""), cls, own_text(el)[:60])
 
 
 def _physics(op: str, args: list, el: Tag) -> bool:
     """A line that only repeats what the browser does to the element an action touches."""
+    if op == "class":
+        return all(STATE_CLASS.match(str(c)[1:]) for c in args[1:])
     if op not in ("attr", "unattr") or len(args) < 2:
         return False
     name = str(args[1])
@@ -41,20 +39,6 @@ def _physics(op: str, args: list, el: Tag) -> bool:
         keep = lambda v: sorted(c for c in str(v).split() if not STATE_CLASS.match(c))  # noqa: E731
         return keep(args[2] if len(args) > 2 else "") == keep(" ".join(el.get("class", [])))
     return False
-
-
-def target_number(html: str, boxes, x: float | None, y: float | None) -> int | None:
-    """The number (edit.py's) of the element a point lands on, from a render's boxes of `html`."""
-    if x is None or y is None or not boxes:
-        return None
-    hits = [b for b in boxes if b.x <= x <= b.x + b.w and b.y <= y <= b.y + b.h]
-    if not hits:
-        return None
-    hit = min(hits, key=lambda b: b.w * b.h)
-    k = [b for b in boxes if (b.tag, b.text) == (hit.tag, hit.text)].index(hit)
-    els = _numbered(_soup(html))
-    same = [i for i, el in enumerate(els) if el.name == hit.tag and _own_text(el)[:200] == hit.text]
-    return same[k] if k < len(same) else (same[-1] if same else None)
 
 
 def _home(n: int, src: list[Tag], dst_sigs: list[tuple], anchors: dict[int, int]) -> int | None:
@@ -148,6 +132,8 @@ def transplant(
             continue
         if op == "remove":
             out.append(f"remove {n}")
+        elif op == "class" and len(args) > 1:
+            out.append(f"class {n} {' '.join(str(c) for c in args[1:])}")
         elif op == "unattr" and len(args) == 2:
             out.append(f"unattr {n} {args[1]}")
         elif op == "attr" and len(args) == 3:
