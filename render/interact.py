@@ -102,6 +102,26 @@ _SCROLL_JS = """((x, y, dx, dy) => {
 })"""
 
 
+# Which element each point lands on, as its number in document order with the body as 0 (the
+# numbering worldmodel/edit.py addresses) and its tag, so a caller can check it parsed the same.
+_HIT_JS = """((points) => {
+  const all = [document.body, ...document.body.querySelectorAll('*')];
+  const index = new Map(all.map((el, i) => [el, i]));
+  return points.map(([x, y]) => {
+    let el = document.elementFromPoint(x, y);
+    while (el && !index.has(el)) el = el.parentElement;
+    return el ? [index.get(el), el.localName] : null;
+  });
+})"""
+
+
+async def hit_test(cdp, frame_id: str, points: list[tuple[float, float]]) -> list:
+    """For each (x, y) in CSS px: [number, tag] of the element there (body = 0), or None."""
+    ctx = await open_world(cdp, frame_id, "wm-hit")
+    pts = json.dumps([[float(x), float(y)] for x, y in points])
+    return await _eval(cdp, ctx, f"{_HIT_JS}({pts})")
+
+
 async def _eval(cdp, context_id: int, expression: str, await_promise: bool = False):
     got = await cdp.send(
         "Runtime.evaluate",

@@ -38,7 +38,7 @@ import numpy as np
 from PIL import Image
 
 from .compact import COMPACT_JS, minify_styles
-from .interact import Interaction, check_ops, open_world, run_ops
+from .interact import Interaction, check_ops, hit_test, open_world, run_ops
 from .sandbox import NO_WEBRTC_JS, SHELL_URL, chromium_args, chromium_path, shell_response
 from .watchdog import MemoryWatchdog
 
@@ -564,6 +564,29 @@ class Renderer:
             return Interaction(out_html, notes, elapsed)
 
         return await self._retrying(attempt)
+
+    def hit_many(self, items) -> list[list | RenderError]:
+        """Several (html, viewport, points): for each point in CSS px, [number, tag] of the element
+        it lands on (numbered in document order, the body 0), or None; failures in their slots."""
+        items = list(items)
+
+        async def one(html, vp, points):
+            self._admit(html)
+            clean = _clean(html)
+
+            async def work(slot):
+                await self._load(slot, clean, vp)
+                return await hit_test(slot.cdp, slot.frame_id, list(points))
+
+            async def attempt():
+                return (await self._on_slot(vp, work, reuse=True))[0]
+
+            return await self._retrying(attempt)
+
+        async def all_():
+            return await _each(one(h, v, p) for h, v, p in items)
+
+        return self._call(all_(), len(items))
 
     async def _mark_crashed(self):
         if self._browser is not None and self._browser.is_connected():

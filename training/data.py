@@ -6,26 +6,41 @@ from datasets import Dataset
 
 from worldmodel.dataset import from_row
 from worldmodel.edit import diff
+from worldmodel.focus import action_targets
 from worldmodel.prompt import MAX_HTML_CHARS, build_messages
+from worldmodel.types import Query
 
 
 def to_examples(
-    ds, with_html: bool = True, html_chars: int = MAX_HTML_CHARS, limit: int = 0, target: str = "document"
+    ds,
+    with_html: bool = True,
+    html_chars: int = MAX_HTML_CHARS,
+    limit: int = 0,
+    target: str = "document",
+    renderer=None,
 ) -> list[dict]:
     """One example per transition, in trl's conversational prompt-completion layout.
 
     The extra columns (next screen, current screen, action, size, and for edit targets the
     current HTML the edit applies to) are what the GRPO reward functions read; SFT ignores them.
     With `target="edit"` the completion is the edit (worldmodel/edit.py) of the current screen;
-    a transition without current HTML keeps its document target.
+    a transition without current HTML keeps its document target. Edit prompts name the element
+    the action acts on (worldmodel/focus.py), found with `renderer` as the hf backend finds it.
     """
     rows = ds if not limit else ds.select(range(min(limit, len(ds))))
+    ts = [from_row(row) for row in rows]
+    focus = target == "edit"
+    if focus:
+        targets = action_targets(renderer, [Query(t.screen, t.action, t.goal) for t in ts])
+    else:
+        targets = [None] * len(ts)
     out = []
-    for row in rows:
-        t = from_row(row)
+    for t, n in zip(ts, targets):
         edit = target == "edit" and bool(t.screen.html)
         mode = "edit" if edit else "document"
-        messages, image = build_messages(t.screen, t.action, t.goal, with_html, html_chars, mode=mode)
+        messages, image = build_messages(
+            t.screen, t.action, t.goal, with_html, html_chars, mode=mode, focus=focus, target=n
+        )
         vp = t.screen.viewport()
         text = diff(t.screen.html, t.next_screen.html or "") if edit else (t.next_screen.html or "")
         out.append(

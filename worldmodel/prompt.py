@@ -5,6 +5,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw
 
 from .edit import edit_view
+from .focus import focus_header, window
 from .types import DIRECTION_VECTORS, Action, Screen
 
 SYSTEM = (
@@ -73,9 +74,13 @@ def prompt_text(
     html_chars: int = MAX_HTML_CHARS,
     mode: str = "document",
     applied: bool = False,
+    focus: bool = False,
+    target: int | None = None,
 ) -> str:
     """The user turn's text. In "edit" mode the current HTML (numbered, always included) is what
-    the model edits and the contract asks for an edit instead of a document."""
+    the model edits and the contract asks for an edit instead of a document. With `focus` (edit
+    mode), a line names the element the action acts on (`target`, worldmodel/focus.py) and the
+    numbered HTML shown is the part that starts just before it."""
     w, h = screen.viewport().width, screen.viewport().height
     lines = [
         f"Screen size: {w}x{h} CSS px.",
@@ -84,9 +89,14 @@ def prompt_text(
         f"Goal: {goal or 'none given'}",
     ]
     edit = mode == "edit" and bool(screen.html)
+    if edit and focus:
+        lines.append(focus_header(screen.html, target))
     if (with_html or edit) and screen.html:
         html = edit_view(screen.html) if edit else screen.html
-        html = html if len(html) <= html_chars else html[:html_chars] + "<!-- truncated -->"
+        if edit and focus:
+            html = window(html, target, html_chars)
+        else:
+            html = html if len(html) <= html_chars else html[:html_chars] + "<!-- truncated -->"
         lines.append(
             (
                 "Current screen (body elements numbered n=, then stylesheet lines):\n"
@@ -109,6 +119,8 @@ def build_messages(
     html_chars: int = MAX_HTML_CHARS,
     mode: str = "document",
     applied: bool = False,
+    focus: bool = False,
+    target: int | None = None,
 ):
     """Chat messages (with one image slot) and the image that fills it."""
     image = draw_action(screen.image, action)
@@ -120,7 +132,9 @@ def build_messages(
                 {"type": "image"},
                 {
                     "type": "text",
-                    "text": prompt_text(screen, action, goal, with_html, html_chars, mode, applied),
+                    "text": prompt_text(
+                        screen, action, goal, with_html, html_chars, mode, applied, focus, target
+                    ),
                 },
             ],
         },

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..device import resolve_device, resolve_dtype
+from ..focus import action_targets
 from ..prompt import MAX_HTML_CHARS, build_messages
 from ..types import Query
 
@@ -26,6 +27,7 @@ class TransformersBackend:
         with_html: bool = True,
         batch_size: int = 8,
         html_chars: int = MAX_HTML_CHARS,
+        focus: bool = True,
         model=None,
         processor=None,
     ):
@@ -54,9 +56,26 @@ class TransformersBackend:
         self.max_new_tokens, self.temperature, self.with_html = max_new_tokens, temperature, with_html
         self.batch_size = batch_size
         self.html_chars = html_chars  # as long as the model saw in training
+        # edit prompts name the element the action acts on (worldmodel/focus.py), found from a
+        # render of the current screen: the WorldModel lends its renderer
+        self.focus = focus
+        self._renderer = None
+
+    def use_renderer(self, renderer) -> None:
+        if self._renderer is None:
+            self._renderer = renderer
 
     # the keyword options a spec can be loaded with (WorldModel.load(spec, **options))
-    OPTIONS = ("device", "dtype", "max_new_tokens", "temperature", "with_html", "batch_size", "html_chars")
+    OPTIONS = (
+        "device",
+        "dtype",
+        "max_new_tokens",
+        "temperature",
+        "with_html",
+        "batch_size",
+        "html_chars",
+        "focus",
+    )
 
     @classmethod
     def from_spec(cls, spec, **options) -> TransformersBackend:
@@ -78,10 +97,12 @@ class TransformersBackend:
     def _generate(self, queries: list[Query], mode: str = "document") -> list[str]:
         import torch
 
+        focus = mode == "edit" and self.focus
+        targets = action_targets(self._renderer, queries) if focus else [None] * len(queries)
         texts, images = [], []
-        for q in queries:
+        for q, target in zip(queries, targets):
             messages, image = build_messages(
-                q.screen, q.action, q.goal, self.with_html, self.html_chars, mode, q.applied
+                q.screen, q.action, q.goal, self.with_html, self.html_chars, mode, q.applied, focus, target
             )
             texts.append(
                 self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)

@@ -5,7 +5,7 @@ model that cannot beat nearest-neighbour lookup has not learned dynamics.
 
 In edit mode it transplants instead (worldmodel/transplant.py): the nearest transition's edit,
 re-addressed onto the current screen (the element its action hit becomes the one this action
-hits, found from both screens' rendered boxes), or nothing (copy) when none of it applies.
+hits, found by the browser's hit test on both screens), or nothing (copy) when none of it applies.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import numpy as np
 from render import Viewport
 
 from ..edit import diff
-from ..transplant import target_number, transplant
+from ..focus import point_targets
+from ..transplant import transplant
 from ..types import ACTION_TYPES, DIRECTIONS, Action, Completion, Query, Screen, Transition
 
 _THUMB = (24, 32)
@@ -145,18 +146,15 @@ class RetrievalBackend:
         for k in todo:
             src, act, scale = self.sources[idx[k]]
             q = queries[k]
-            w, h = q.screen.viewport().width, q.screen.viewport().height
-            items += [(src, Viewport(w, h, scale)), (q.screen.html, q.screen.viewport())]
-        renders = self._renderer.render_many(items)
-        for n, k in enumerate(todo):
-            src, act, scale = self.sources[idx[k]]
-            q = queries[k]
-            rs, rd = renders[2 * n], renders[2 * n + 1]
-            if isinstance(rs, Exception) or isinstance(rd, Exception):
-                continue
-            a = target_number(src, rs.boxes, act.x / scale, act.y / scale)
             s = q.screen.device_scale_factor
-            b = target_number(q.screen.html, rd.boxes, q.action.x / s, q.action.y / s)
+            w, h = q.screen.viewport().width, q.screen.viewport().height
+            items += [
+                (src, Viewport(w, h, scale), act.x / scale, act.y / scale),
+                (q.screen.html, q.screen.viewport(), q.action.x / s, q.action.y / s),
+            ]
+        hits = point_targets(self._renderer, items)
+        for n, k in enumerate(todo):
+            a, b = hits[2 * n], hits[2 * n + 1]
             if a is not None and b is not None:
                 out[k] = {a: b}
         return out
