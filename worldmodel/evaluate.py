@@ -102,7 +102,7 @@ def evaluate(
                 i = s + j
                 per["latency_s"].append(p.timings["generate_s"] + p.timings["render_s"])
                 per["generated_chars"].append(len(p.edit if p.edit is not None else (p.completion or "")))
-                per["edit_failed"].append(1.0 if p.edit is not None and not p.ok and p.html == "" else 0.0)
+                per["edit_failed"].append(1.0 if p.edit is not None and p.edit_error is not None else 0.0)
                 per["failed"].append(0.0 if p.ok else 1.0)
                 fid = fidelity(p.image, t.next_screen.array) if p.ok else None
                 sc = fid["ssim"] if fid else 0.0

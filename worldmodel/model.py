@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from render import Renderer, RenderError
 
 from .backends.base import Backend, load_stage, option_names
-from .edit import diff, extract_edit, try_apply
+from .edit import apply_lenient, diff, extract_edit, try_apply
 from .extract import extract_html
 from .prompt import MODES
 from .spec import ModelSpec, parse_spec
@@ -24,18 +24,31 @@ class WorldModel:
 
     `stages` are backends run in order: each after the first receives the previous stage's
     prediction (its render and HTML) as the screen to edit.
+
+    An edit with lines that cannot be applied (a wrong number, an unclosed quote) is carried out
+    without them, and `Prediction.edit_error` names the first such line; with `strict_edits`
+    such an edit yields no screen at all (`render_error`), as rewards treat it.
     """
 
-    def __init__(self, stages: Backend | Sequence[Backend], renderer: Renderer | None = None, name: str = ""):
+    def __init__(
+        self,
+        stages: Backend | Sequence[Backend],
+        renderer: Renderer | None = None,
+        name: str = "",
+        strict_edits: bool = False,
+    ):
         self.stages = list(stages) if isinstance(stages, (list, tuple)) else [stages]
         if not self.stages:
             raise ValueError("a WorldModel needs at least one backend")
         self._owns_renderer = renderer is None
         self._renderer = renderer
         self.name = name or "+".join(getattr(b, "name", type(b).__name__) for b in self.stages)
+        self.strict_edits = strict_edits
 
     @classmethod
-    def load(cls, spec: str | ModelSpec, renderer: Renderer | None = None, **options) -> WorldModel:
+    def load(
+        cls, spec: str | ModelSpec, renderer: Renderer | None = None, strict_edits: bool = False, **options
+    ) -> WorldModel:
         """Load every stage of `spec`; options (device, dtype, max_new_tokens, api_key, ...) go to
         the stages that take them, and an option no stage takes is an error."""
         ms = parse_spec(spec)
@@ -46,7 +59,7 @@ class WorldModel:
                 f"model {str(ms)!r} takes no option(s) {', '.join(sorted(unknown))} "
                 f"(it takes: {', '.join(sorted(known)) or 'none'})"
             )
-        return cls([load_stage(s, **options) for s in ms.stages], renderer, str(ms))
+        return cls([load_stage(s, **options) for s in ms.stages], renderer, str(ms), strict_edits)
 
     @property
     def renderer(self) -> Renderer:
@@ -118,11 +131,17 @@ class WorldModel:
         docs: list[tuple[str, bool]] = []
         edits: list[str | None] = []
         errors: list[str | None] = []
+        edit_errors: list[str | None] = []
         for q, c, e in zip(queries, completions, edit):
-            err = None
+            err = edit_err = None
             if e and native:
                 ed = extract_edit(c)
-                html, err = try_apply(q.screen.html, ed)
+                html, edit_err = try_apply(q.screen.html, ed)
+                if edit_err is not None and self.strict_edits:
+                    err = edit_err
+                elif edit_err is not None:
+                    html, done, total = apply_lenient(q.screen.html, ed)
+                    edit_err = f"{total - done} of {total} edit lines left out; first: {edit_err}"
                 docs.append((html or "", False))
                 edits.append(ed)
             elif e:
@@ -133,6 +152,7 @@ class WorldModel:
                 docs.append(extract_html(c))
                 edits.append(None)
             errors.append(err)
+            edit_errors.append(edit_err)
         t1 = time.perf_counter()
         todo = [i for i, err in enumerate(errors) if err is None]
         rendered = self.renderer.render_many([(docs[i][0], queries[i].screen.viewport()) for i in todo])
@@ -141,7 +161,9 @@ class WorldModel:
             results[i] = res
         render_s = (time.perf_counter() - t1) / len(queries)
         out = []
-        for (html, repaired), c, res, ed, err in zip(docs, completions, results, edits, errors):
+        for (html, repaired), c, res, ed, err, edit_err in zip(
+            docs, completions, results, edits, errors, edit_errors
+        ):
             failed = err is not None or isinstance(res, RenderError)
             out.append(
                 Prediction(
@@ -154,6 +176,7 @@ class WorldModel:
                     boxes=[] if failed else res.boxes,
                     note=getattr(c, "note", ""),
                     edit=ed,
+                    edit_error=edit_err,
                 )
             )
         return out

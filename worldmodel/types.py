@@ -306,6 +306,7 @@ class Prediction:
     boxes: list = field(default_factory=list)  # laid-out elements of the render (render.Box)
     note: str = ""  # how the backend made it, when it had to say (fallbacks, actions it cannot model)
     edit: str | None = None  # in edit mode: the edit of the current screen that `html` applies
+    edit_error: str | None = None  # the edit's lines that could not be applied (first one named)
 
     @property
     def ok(self) -> bool:
