@@ -4,7 +4,8 @@
 
 Arms: copy; retrieval writing documents; retrieval transplanting edits; sim (browser physics,
 its document diffed into an edit); sim+retrieval (transplant on top of the sim's result); and,
-with --checkpoint, that model writing documents and writing edits. Each row: SSIM, text F1,
+with --checkpoint, that model writing documents and writing edits (the lines of an edit that
+apply are carried out; "strict": an edit with any bad line yields no screen, scored 0). Each row: SSIM, text F1,
 element F1, gain over the screenshot baseline (keep the current screenshot) and over the `copy`
 backend, characters generated per prediction, seconds per prediction. Also the sizes the edit
 language buys on the same transitions: median edit/document length.
@@ -17,6 +18,7 @@ import argparse
 import numpy as np
 
 from corpus.store import load_corpus
+from corpus.third_party import APPS as THIRD_PARTY
 from worldmodel import Renderer, WorldModel
 from worldmodel.dataset import iter_transitions
 from worldmodel.edit import diff
@@ -36,18 +38,21 @@ def main():
     ap.add_argument("--checkpoint", default=None, help="a trained checkpoint folder to add in both modes")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--max-new-tokens", type=int, default=512)
-    ap.add_argument("--html-chars", type=int, default=2000, help="the checkpoint's prompt HTML budget")
+    ap.add_argument("--html-chars", type=int, default=1500, help="the checkpoint's prompt HTML budget")
     args = ap.parse_args()
     ds = load_corpus()["test"]
     if args.limit:
         ds = ds.select(range(min(args.limit, len(ds))))
     ts = list(iter_transitions(ds))
     arms = list(ARMS)
+    strict = set()
     if args.checkpoint:
         arms += [
             (f"{args.checkpoint} (document)", f"hf:{args.checkpoint}", "document"),
             (f"{args.checkpoint} (edit)", f"hf:{args.checkpoint}", "edit"),
+            (f"{args.checkpoint} (edit, strict)", f"hf:{args.checkpoint}", "edit"),
         ]
+        strict.add(arms[-1][0])
     with Renderer() as r:
         models = {}
         for name, spec, _ in arms:
@@ -56,7 +61,7 @@ def main():
                 if spec.startswith("hf:")
                 else {}
             )
-            models[name] = WorldModel.load(spec, renderer=r, **opts)
+            models[name] = WorldModel.load(spec, renderer=r, strict_edits=name in strict, **opts)
         figs = evaluate(models, ts, r, None, lpips=None, modes={n: m for n, _, m in arms})
         for m in models.values():
             m.close()
@@ -64,13 +69,13 @@ def main():
     print(f"bundled test split: {figs['n']} transitions; screenshot baseline SSIM {base['ssim']:.4f}")
     print(
         f"{'arm':34s} {'SSIM':>7s} {'textF1':>7s} {'elemF1':>7s} {'vs shot':>8s} {'vs copy':>8s}"
-        f" {'textF1 vs copy':>14s} {'gen chars':>9s} {'s/pred':>7s}"
+        f" {'textF1 vs copy':>14s} {'gen chars':>9s} {'s/pred':>7s} {'bad edits':>9s}"
     )
     for name, f in figs["backends"].items():
         print(
             f"{name:34s} {f['ssim']:7.4f} {f['text_f1']:7.3f} {f['element_f1']:7.3f} {f['gain_over_copy']:+8.4f}"
             f" {f['gain_over_copy_backend']:+8.4f} {f['text_f1_gain_over_copy_backend']:+14.3f}"
-            f" {f['generated_chars']:9.0f} {f['latency_s']:7.3f}"
+            f" {f['generated_chars']:9.0f} {f['latency_s']:7.3f} {f['edit_failure_rate'] or 0:9.2f}"
         )
     docs = [t.next_screen.html for t in ts if t.screen.html and t.next_screen.html]
     edits = [diff(t.screen.html, t.next_screen.html) for t in ts if t.screen.html and t.next_screen.html]
@@ -79,6 +84,31 @@ def main():
         f"\ntrue edits on this split: median {np.median([len(e) for e in edits]):.0f} chars vs documents "
         f"{np.median([len(d) for d in docs]):.0f}; median edit/document {ratio:.3f} ({1 / ratio:.1f}x shorter)"
     )
+    sizes_by_kind()
+
+
+def _kind(app: str) -> str:
+    if app in {a.name for a in THIRD_PARTY}:
+        return "third-party npm apps"
+    return "MiniWoB++ tasks" if app.startswith("miniwob-") else "bundled phone apps"
+
+
+def sizes_by_kind():
+    """Median edit/document length over the whole bundled corpus, by kind of app."""
+    dd = load_corpus()
+    ratios: dict[str, list[float]] = {}
+    for split in dd:
+        for t in iter_transitions(dd[split]):
+            if t.screen.html and t.next_screen.html:
+                r = len(diff(t.screen.html, t.next_screen.html)) / len(t.next_screen.html)
+                ratios.setdefault(_kind(t.app), []).append(r)
+                ratios.setdefault("all", []).append(r)
+    print("whole bundled corpus, median edit/document characters:")
+    for kind, rs in ratios.items():
+        m = float(np.median(rs))
+        print(
+            f"  {kind:22s} {len(rs):4d} transitions  {m:.3f}  ({1 / m if m else float('inf'):.0f}x shorter)"
+        )
 
 
 if __name__ == "__main__":

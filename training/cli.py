@@ -28,6 +28,10 @@ def train_command(
     target: str = typer.Option(None, help="document | edit: what the model learns to write"),
     with_html: bool = typer.Option(None, "--with-html/--no-html", help="show the current HTML in the prompt"),
     max_prompt_html_chars: int = typer.Option(None, help="truncate the prompt's current HTML to this length"),
+    max_edit_chars: int = typer.Option(
+        None, help="edit targets: train on edits up to N characters (0 = all)"
+    ),
+    sft_lr: float = typer.Option(None, help="SFT learning rate"),
     use_vllm: bool = typer.Option(
         None, "--use-vllm/--no-vllm", help="GRPO generation through trl's vLLM (GPU)"
     ),
@@ -61,6 +65,8 @@ def train_command(
             target=target,
             with_html=with_html,
             max_prompt_html_chars=max_prompt_html_chars,
+            max_edit_chars=max_edit_chars,
+            sft_lr=sft_lr,
             use_vllm=use_vllm,
             vllm_mode=vllm_mode,
             vllm_server_base_url=vllm_server_base_url,

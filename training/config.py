@@ -40,6 +40,10 @@ class TrainConfig:
     # then always shows). GRPO's completion budget in edit mode is sized from the measured edits.
     target: str = "document"
     max_train_examples: int = 0  # 0 = all
+    # Edit targets only: train on transitions whose edit is at most this many characters (0 = all).
+    # A small model cannot write a whole new screen; on those its loss would be spent on what it
+    # cannot learn instead of the short, common changes it can.
+    max_edit_chars: int = 0
     # stage 1: SFT
     sft_steps: int = 120
     sft_lr: float = 1e-3
@@ -81,6 +85,7 @@ PRESETS: dict[str, TrainConfig] = {
         target="edit",
         with_html=True,
         max_prompt_html_chars=1500,
+        max_edit_chars=800,
         sft_steps=300,
         grpo_steps=8,
         tiny_hidden=256,

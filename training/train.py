@@ -168,15 +168,30 @@ MIN_COMPLETION_TOKENS = 32
 
 def completion_budget(examples, tokenizer, cfg: TrainConfig) -> int:
     """Tokens enough for most training edits (EDIT_BUDGET_QUANTILE of them), within the preset's cap."""
-    lengths = [
-        len(tokenizer(e["completion"][0]["content"][0]["text"])["input_ids"]) + 1
-        for e in examples
-        if e["edits_html"]
-    ]
+    lengths = [len(tokenizer(_target(e))["input_ids"]) + 1 for e in examples if e["edits_html"]]
     if not lengths:
         return cfg.max_completion_length
     want = int(np.quantile(lengths, EDIT_BUDGET_QUANTILE))
     return max(MIN_COMPLETION_TOKENS, min(cfg.max_completion_length, want))
+
+
+def training_examples(cfg: TrainConfig, train_ds) -> list[dict]:
+    """Training examples; edit prompts need a render of each current screen to find the target."""
+    if cfg.target != "edit":
+        return to_examples(train_ds, cfg.with_html, cfg.max_prompt_html_chars, cfg.max_train_examples)
+    from render import Renderer
+
+    with Renderer() as renderer:
+        examples = to_examples(
+            train_ds, cfg.with_html, cfg.max_prompt_html_chars, cfg.max_train_examples, "edit", renderer
+        )
+    if cfg.max_edit_chars:
+        examples = [e for e in examples if len(_target(e)) <= cfg.max_edit_chars]
+    return examples
+
+
+def _target(example: dict) -> str:
+    return example["completion"][0]["content"][0]["text"]
 
 
 def _save(trainer, processor, path: Path) -> Path:
@@ -194,9 +209,7 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2))
     dd = load_corpus(cfg.corpus)
     train_ds = dd["train"]
-    examples = to_examples(
-        train_ds, cfg.with_html, cfg.max_prompt_html_chars, cfg.max_train_examples, cfg.target
-    )
+    examples = training_examples(cfg, train_ds)
     echo(
         f"corpus: {len(examples)} training transitions from {len(set(train_ds['app']))} apps, {cfg.target} targets"
     )
