@@ -28,6 +28,9 @@ def build(
     third_party_episodes: int = typer.Option(3, min=0),
     third_party_steps: int = typer.Option(5, min=1),
     seed: int = typer.Option(0),
+    compact: bool = typer.Option(
+        True, "--compact/--no-compact", help="shorten each screen's HTML where its render stays identical"
+    ),
 ) -> None:
     """Record real web apps in Chromium and save a train/validation/test corpus split by app."""
     from render import Renderer
@@ -65,6 +68,10 @@ def build(
     with Renderer() as r:
         scores = score_html_fidelity(transitions, r)
     typer.echo(f"ground-truth HTML fidelity: {summarize(scores)}")
+    if compact:
+        from .compaction import compact_transitions
+
+        transitions = compact_transitions(transitions)
     pinned = {a: s for a, s in DEFAULT_PINNED.items() if a in {t.app for t in transitions}}
     dd = save_corpus(transitions, out, pinned=pinned)
     typer.echo(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
@@ -116,6 +123,9 @@ def record(
         help="split for this app: train, validation, test, or auto (by a stable hash; a lone app trains)",
     ),
     append: bool = typer.Option(False, help="add to the corpus at --out instead of replacing it"),
+    compact: bool = typer.Option(
+        True, "--compact/--no-compact", help="shorten each screen's HTML where its render stays identical"
+    ),
 ) -> None:
     """Record any web app in Chromium: a local folder (served under a fake origin) or a dev server on loopback."""
     from render import Renderer
@@ -173,6 +183,10 @@ def record(
     with Renderer() as r:
         scores = score_html_fidelity(new, r)
     typer.echo(f"capture fidelity of {spec.name}: {summarize(scores)}")
+    if compact:
+        from .compaction import compact_transitions
+
+        new = compact_transitions(new)
     if split == "auto" and not (set(pinned) - {spec.name}):
         pinned[spec.name] = "train"  # a corpus of one app: it is the training data
     dd = save_corpus(old + new, out, pinned=pinned)
@@ -301,11 +315,9 @@ def compact_cmd(
     out: Path = typer.Option(..., "-o", "--out", file_okay=False, help="where the compacted corpus goes"),
 ) -> None:
     """Shorten every screen's HTML where its render stays pixel-identical (render/compact.py)."""
-    import dataclasses
-
-    from render import Renderer
     from worldmodel.dataset import iter_transitions
 
+    from .compaction import compact_transitions
     from .store import CorpusError, load_corpus, save_corpus
 
     try:
@@ -315,23 +327,7 @@ def compact_cmd(
     skipped: list[str] = []
     ts = [t for split in dd for t in iter_transitions(dd[split], skipped)]
     splits = {app: split for split in dd for app in set(dd[split]["app"])}
-    screens = {}
-    for t in ts:
-        for s in (t.screen, t.next_screen):
-            if s.html:
-                screens.setdefault((s.html, s.viewport()), None)
-    with Renderer(cache_size=0) as r:
-        keys = list(screens)
-        with typer.progressbar(range(0, len(keys), 32), label="compacting") as bar:
-            for i in bar:
-                chunk = keys[i : i + 32]
-                for k, html in zip(chunk, r.compact_many(chunk)):
-                    screens[k] = html
-
-    def small(s):
-        return dataclasses.replace(s, html=screens[(s.html, s.viewport())]) if s.html else s
-
-    new = [dataclasses.replace(t, screen=small(t.screen), next_screen=small(t.next_screen)) for t in ts]
+    new = compact_transitions(ts, lambda done, n: typer.echo(f"compacted {done}/{n} screens"))
     before = sum(len(t.next_screen.html or "") for t in ts) / len(ts)
     after = sum(len(t.next_screen.html or "") for t in new) / len(new)
     save_corpus(new, out, splits)

@@ -2,8 +2,9 @@
 
 Training targets pay for every character. A capture carries things that never reach the screen:
 whole subtrees positioned outside the viewport (MiniWoB++'s click canvas and reward panel, whose
-data-URL image changes after every click), `data-*` attributes no stylesheet reads, and the
-stylesheet's spaces. `Renderer.compact()` loads the page (scripts off), removes those in an
+data-URL image changes after every click), `data-*` attributes no stylesheet reads, the state
+classes the capture writes (`wm-hover`, `wm-focus-within`, ...) where no rule selects on them
+(they churn on every tap and change nothing on screen), and the stylesheet's spaces. `Renderer.compact()` loads the page (scripts off), removes those in an
 isolated world, minifies the CSS, and keeps the result only if its screenshot is identical to
 the original's; otherwise the original comes back unchanged. So compaction can only ever shorten
 a target, never change what it shows.
@@ -37,6 +38,14 @@ COMPACT_JS = r"""(() => {
     for (const a of [...el.attributes]) {
       if (a.name.startsWith('data-') && !css.includes(a.name)) { el.removeAttribute(a.name); changed = true; }
     }
+  }
+  // state classes the capture wrote (hover, focus-within, ...) that no rule selects on; the
+  // focused element's own `wm-focus` stays: the sim gives focus back from it
+  for (const el of document.querySelectorAll('[class]')) {
+    for (const c of [...el.classList]) {
+      if (c.startsWith('wm-') && c !== 'wm-focus' && !css.includes('.' + c)) { el.classList.remove(c); changed = true; }
+    }
+    if (!el.classList.length) { el.removeAttribute('class'); changed = true; }
   }
   if (!changed) return null;
   const dt = document.doctype ? '<!DOCTYPE html>' : '';
