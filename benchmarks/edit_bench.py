@@ -84,7 +84,7 @@ def main():
         f"\ntrue edits on this split: median {np.median([len(e) for e in edits]):.0f} chars vs documents "
         f"{np.median([len(d) for d in docs]):.0f}; median edit/document {ratio:.3f} ({1 / ratio:.1f}x shorter)"
     )
-    sizes_by_kind()
+    sizes_by_kind(args.checkpoint)
 
 
 def _kind(app: str) -> str:
@@ -93,22 +93,31 @@ def _kind(app: str) -> str:
     return "MiniWoB++ tasks" if app.startswith("miniwob-") else "bundled phone apps"
 
 
-def sizes_by_kind():
-    """Median edit/document length over the whole bundled corpus, by kind of app."""
+def sizes_by_kind(checkpoint: str | None = None):
+    """Median edit/document length over the whole bundled corpus, by kind of app: in characters,
+    and in tokens of the checkpoint's tokenizer when there is one."""
+    tok = None
+    if checkpoint:
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(checkpoint)
     dd = load_corpus()
-    ratios: dict[str, list[float]] = {}
+    ratios: dict[str, list[tuple[float, float]]] = {}
     for split in dd:
         for t in iter_transitions(dd[split]):
             if t.screen.html and t.next_screen.html:
-                r = len(diff(t.screen.html, t.next_screen.html)) / len(t.next_screen.html)
-                ratios.setdefault(_kind(t.app), []).append(r)
-                ratios.setdefault("all", []).append(r)
-    print("whole bundled corpus, median edit/document characters:")
+                e, d = diff(t.screen.html, t.next_screen.html), t.next_screen.html
+                rc = len(e) / len(d)
+                rt = len(tok(e)["input_ids"]) / len(tok(d)["input_ids"]) if tok else float("nan")
+                ratios.setdefault(_kind(t.app), []).append((rc, rt))
+                ratios.setdefault("all", []).append((rc, rt))
+    print("whole bundled corpus, median edit/document length:")
     for kind, rs in ratios.items():
-        m = float(np.median(rs))
-        print(
-            f"  {kind:22s} {len(rs):4d} transitions  {m:.3f}  ({1 / m if m else float('inf'):.0f}x shorter)"
-        )
+        mc, mt = (float(np.median([r[k] for r in rs])) for k in (0, 1))
+        line = f"  {kind:22s} {len(rs):4d} transitions  characters {mc:.3f} ({1 / mc if mc else float('inf'):.0f}x shorter)"
+        if tok:
+            line += f"  tokens {mt:.3f} ({1 / mt if mt else float('inf'):.0f}x shorter)"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from training.train import (
     init_checkpoint,
     run_grpo,
     run_sft,
+    sft_examples,
     training_examples,
 )
 from worldmodel.backends import Query
@@ -79,6 +80,7 @@ def main():
     test_rows = dd["test"].shuffle(seed=0, keep_in_memory=True).select(range(min(args.eval, len(dd["test"]))))
     with Renderer() as r:
         examples = training_examples(cfg, dd["train"])
+        imitate = sft_examples(cfg, examples)
         test = to_examples(test_rows, cfg.with_html, cfg.max_prompt_html_chars, target=cfg.target, renderer=r)
     for e, row in zip(test, test_rows):
         t = from_row(row)
@@ -90,11 +92,11 @@ def main():
         proc = _load(base, cfg)[1]
     else:
         model, proc = _load(init_checkpoint(cfg, dd["train"]), cfg)
-        trainer, _ = run_sft(cfg, model, proc, examples, args.sft_steps, out / "base")
+        trainer, _ = run_sft(cfg, model, proc, imitate, args.sft_steps, out / "base")
         base = _save(trainer, proc, out / "base" / "final")
     t_base = time.perf_counter() - t0
     if edit:
-        cfg = replace(cfg, max_completion_length=completion_budget(examples, proc.tokenizer, cfg))
+        cfg = replace(cfg, max_completion_length=completion_budget(imitate, proc.tokenizer, cfg))
 
     figures = {
         "base": str(base),
@@ -111,7 +113,7 @@ def main():
             model, proc = _load(base, cfg)
             t0 = time.perf_counter()
             tr, _ = run_sft(
-                replace(cfg, sft_lr=cfg.sft_lr / 4), model, proc, examples, n, out / f"more_sft_{n}"
+                replace(cfg, sft_lr=cfg.sft_lr / 4), model, proc, imitate, n, out / f"more_sft_{n}"
             )
             sft = _save(tr, proc, out / f"more_sft_{n}" / "final")
             t_sft = time.perf_counter() - t0

@@ -2,6 +2,7 @@
 checkpoint that predict_next loads."""
 
 import json
+import re
 
 import pytest
 import torch
@@ -9,7 +10,7 @@ import torch
 from corpus.store import load_corpus
 from training.config import preset
 from training.data import to_examples
-from training.train import _load, init_checkpoint, run_grpo, run_sft, train
+from training.train import _load, init_checkpoint, run_grpo, run_sft, sft_examples, train, training_examples
 from worldmodel.backends.hf import TransformersBackend
 
 
@@ -99,9 +100,16 @@ def test_edit_targets_train_and_their_rewards_apply_the_edit(tmp_path, renderer)
     from worldmodel.edit import apply
 
     train_ds = load_corpus()["train"].select(range(6))
-    examples = to_examples(train_ds, True, 300, target="edit")
+    examples = to_examples(train_ds, True, 300, target="edit", renderer=renderer)
     edited = [e for e in examples if e["edits_html"]]
     assert edited and all("numbered n=" in e["prompt"][1]["content"][1]["text"] for e in edited)
+    # the prompt names the element each tap acts on, and shows it
+    taps = [e for e in edited if json.loads(e["action"])["type"] == "tap"]
+    for e in taps:
+        text = e["prompt"][1]["content"][1]["text"]
+        n = re.search(r"Action target: n=(\d+) <", text).group(1)
+        assert f' n="{n}"' in text.split("stylesheet lines):", 1)[1]
+    assert taps
     e = edited[0]
     target = e["completion"][0]["content"][0]["text"]
     row = train_ds[examples.index(e)]
@@ -118,6 +126,11 @@ def test_edit_targets_train_and_their_rewards_apply_the_edit(tmp_path, renderer)
     assert f[0] == 1.0 and f[1] == 0.0 and s[1] == 0.0 and s[0] >= s[2]
     assert 0 < f[3] < 1.0 and s[3] == 0.0  # partial format credit, but a malformed edit renders nothing
     cfg = _cfg(tmp_path, sft_steps=1, grpo_steps=1, max_train_examples=2, target="edit", with_html=True)
+    # a small model trains only on the edits it can write
+    short_cfg = preset("tiny", target="edit", max_edit_chars=60)
+    short = sft_examples(short_cfg, training_examples(short_cfg, train_ds))
+    lengths = [len(e["completion"][0]["content"][0]["text"]) for e in examples]
+    assert len(short) == sum(n <= 60 for n in lengths) < len(examples)
     final = train(cfg, echo=lambda s: None)
     assert (final / "config.json").is_file()
     assert json.loads((tmp_path / "config.json").read_text())["target"] == "edit"

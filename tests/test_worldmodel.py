@@ -18,6 +18,7 @@ from worldmodel.backends.hf import TransformersBackend
 from worldmodel.extract import extract_html, root_size
 from worldmodel.prompt import build_messages, draw_action
 from worldmodel.tiny import build_tiny
+from worldmodel.types import Query
 
 
 def _blank(w=200, h=400):
@@ -119,6 +120,23 @@ def test_tiny_vlm_runs_through_the_transformers_backend(tiny_ckpt, test_transiti
     assert p.completion != "" or p.repaired
     assert p.ok and p.image.size == t.screen.size  # random weights, but a renderable, right-size page
     assert p.timings["generate_s"] > 0
+
+
+def test_edit_tries_keep_an_edit_that_applies_or_the_screen(tiny_ckpt, test_transitions, renderer):
+    from worldmodel.edit import extract_edit, try_apply
+
+    # random weights write edits that rarely apply: each query ends with one that applies in
+    # full or with no change (and a note), never with a broken edit carried out in part
+    backend = TransformersBackend(tiny_ckpt, device="cpu", max_new_tokens=16, edit_tries=3, focus=True)
+    backend.use_renderer(renderer)
+    ts = [t for t in test_transitions[:4] if t.screen.html]
+    outs = backend.complete_edits([Query(t.screen, t.action, t.goal) for t in ts])
+    assert len(outs) == len(ts)
+    for t, c in zip(ts, outs):
+        assert try_apply(t.screen.html, extract_edit(c))[1] is None
+        assert c or "none of 3 edits applied" in c.note
+    with pytest.raises(ValueError, match="edit_tries"):
+        TransformersBackend(tiny_ckpt, device="cpu", edit_tries=0)
 
 
 def test_missing_checkpoint_is_named(tmp_path):

@@ -185,9 +185,17 @@ def training_examples(cfg: TrainConfig, train_ds) -> list[dict]:
         examples = to_examples(
             train_ds, cfg.with_html, cfg.max_prompt_html_chars, cfg.max_train_examples, "edit", renderer
         )
-    if cfg.max_edit_chars:
-        examples = [e for e in examples if len(_target(e)) <= cfg.max_edit_chars]
     return examples
+
+
+def sft_examples(cfg: TrainConfig, examples: list[dict]) -> list[dict]:
+    """What SFT imitates: with max_edit_chars, only edits that short. GRPO keeps every prompt:
+    where the model has not seen the answer its samples differ, and the rendered pixels can
+    tell it what to do there (on the prompts SFT memorised, all samples are alike and GRPO has
+    no signal)."""
+    if cfg.target != "edit" or not cfg.max_edit_chars:
+        return examples
+    return [e for e in examples if len(_target(e)) <= cfg.max_edit_chars]
 
 
 def _target(example: dict) -> str:
@@ -210,20 +218,22 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     dd = load_corpus(cfg.corpus)
     train_ds = dd["train"]
     examples = training_examples(cfg, train_ds)
+    imitate = sft_examples(cfg, examples)
     echo(
         f"corpus: {len(examples)} training transitions from {len(set(train_ds['app']))} apps, {cfg.target} targets"
+        + (f" ({len(imitate)} short enough for SFT)" if len(imitate) < len(examples) else "")
     )
     start = init_checkpoint(cfg, train_ds)
     model, processor = _load(start, cfg)
     if cfg.target == "edit":
-        cfg = replace(cfg, max_completion_length=completion_budget(examples, processor.tokenizer, cfg))
+        cfg = replace(cfg, max_completion_length=completion_budget(imitate, processor.tokenizer, cfg))
         echo(f"edit targets: GRPO completions up to {cfg.max_completion_length} tokens")
     echo(f"model: {start} ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters)")
 
     figures: dict = {}
     if cfg.sft_steps > 0:
         echo(f"stage 1: SFT for {cfg.sft_steps} steps")
-        trainer, result = run_sft(cfg, model, processor, examples, cfg.sft_steps, out / "sft", resume)
+        trainer, result = run_sft(cfg, model, processor, imitate, cfg.sft_steps, out / "sft", resume)
         figures["sft_loss"] = result.training_loss
         _save(trainer, processor, out / "sft" / "final")
         model = trainer.model

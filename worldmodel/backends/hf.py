@@ -9,11 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..device import resolve_device, resolve_dtype
+from ..edit import extract_edit, try_apply
 from ..focus import action_targets
 from ..prompt import MAX_HTML_CHARS, build_messages
-from ..types import Query
+from ..types import Completion, Query
 
 DEFAULT_MAX_NEW_TOKENS = 2048
+RETRY_TEMPERATURE = 0.7  # sampling the further tries of an edit that did not apply
+
+
+def _applies(q: Query, completion: str) -> bool:
+    return try_apply(q.screen.html or "", extract_edit(completion))[1] is None
 
 
 class TransformersBackend:
@@ -28,6 +34,7 @@ class TransformersBackend:
         batch_size: int = 8,
         html_chars: int = MAX_HTML_CHARS,
         focus: bool = True,
+        edit_tries: int = 1,
         model=None,
         processor=None,
     ):
@@ -40,8 +47,8 @@ class TransformersBackend:
             raise FileNotFoundError(
                 f"no model checkpoint at {p} (expected config.json): models load from local paths only"
             )
-        if batch_size < 1 or max_new_tokens < 1:
-            raise ValueError("batch_size and max_new_tokens must be >= 1")
+        if batch_size < 1 or max_new_tokens < 1 or edit_tries < 1:
+            raise ValueError("batch_size, max_new_tokens and edit_tries must be >= 1")
         self.name = f"hf:{p.name}"
         self.device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, self.device)
@@ -59,6 +66,9 @@ class TransformersBackend:
         # edit prompts name the element the action acts on (worldmodel/focus.py), found from a
         # render of the current screen: the WorldModel lends its renderer
         self.focus = focus
+        # edits to try per query (the first as configured, the rest sampled) until one applies
+        # in full; with more than one, a query none of whose edits applies keeps its screen
+        self.edit_tries = edit_tries
         self._renderer = None
 
     def use_renderer(self, renderer) -> None:
@@ -75,6 +85,7 @@ class TransformersBackend:
         "batch_size",
         "html_chars",
         "focus",
+        "edit_tries",
     )
 
     @classmethod
@@ -85,16 +96,38 @@ class TransformersBackend:
         return self._batched(queries, "document")
 
     def complete_edits(self, queries: list[Query]) -> list[str]:
-        """One edit of each query's current screen (the edit-mode prompt contract)."""
-        return self._batched(queries, "edit")
+        """One edit of each query's current screen (the edit-mode prompt contract).
 
-    def _batched(self, queries: list[Query], mode: str) -> list[str]:
-        out: list[str] = []
-        for i in range(0, len(queries), self.batch_size):
-            out += self._generate(queries[i : i + self.batch_size], mode)
+        With `edit_tries` > 1, a query whose edit does not apply in full gets up to
+        `edit_tries - 1` sampled ones and keeps the first that does; if none does, its screen is
+        kept as it is (a broken edit carried out in part costs more, where it is wrong, than no
+        change). Measured against voting on lines in benchmarks/RESULTS.md."""
+        out = self._batched(queries, "edit")
+        if self.edit_tries < 2:
+            return out
+        bad = [i for i, (q, c) in enumerate(zip(queries, out)) if not _applies(q, c)]
+        if not bad:
+            return out
+        k = self.edit_tries - 1
+        tries = self._batched([queries[i] for i in bad], "edit", k)
+        for n, i in enumerate(bad):
+            good = [c for c in tries[n * k : (n + 1) * k] if _applies(queries[i], c)]
+            out[i] = (
+                good[0]
+                if good
+                else Completion("", f"none of {self.edit_tries} edits applied in full: the screen is kept")
+            )
         return out
 
-    def _generate(self, queries: list[Query], mode: str = "document") -> list[str]:
+    def _batched(self, queries: list[Query], mode: str, samples: int = 0) -> list[str]:
+        """Completions in query order; with `samples`, that many sampled ones per query."""
+        out: list[str] = []
+        step = max(1, self.batch_size // max(1, samples))
+        for i in range(0, len(queries), step):
+            out += self._generate(queries[i : i + step], mode, samples)
+        return out
+
+    def _generate(self, queries: list[Query], mode: str = "document", samples: int = 0) -> list[str]:
         import torch
 
         focus = mode == "edit" and self.focus
@@ -116,6 +149,9 @@ class TransformersBackend:
         )
         if self.temperature > 0:
             gen["temperature"] = self.temperature
+        if samples:
+            gen.update(do_sample=True, num_return_sequences=samples)
+            gen["temperature"] = max(self.temperature, RETRY_TEMPERATURE)
         with torch.no_grad():
             ids = self.model.generate(**inputs, **gen)
         new = ids[:, inputs["input_ids"].shape[1] :]
