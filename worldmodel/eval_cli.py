@@ -26,6 +26,9 @@ def eval_command(
     mode: str = typer.Option(
         "document", help="document, edit or auto (edit where the current HTML is known)"
     ),
+    edit_tries: int = typer.Option(
+        1, min=1, help="for hf backends in edit mode: edits to try until one applies in full, else no change"
+    ),
 ) -> None:
     """Render each backend's predictions and score them; writes a side-by-side report."""
     from render import Renderer
@@ -61,7 +64,13 @@ def eval_command(
                 if stage.kind == "retrieval" and not stage.arg and corpus:
                     stage = type(stage)("retrieval", str(corpus))  # look up this corpus' training split
                 stages.append(
-                    load_stage(stage, device=device, max_new_tokens=max_new_tokens, html_chars=html_chars)
+                    load_stage(
+                        stage,
+                        device=device,
+                        max_new_tokens=max_new_tokens,
+                        html_chars=html_chars,
+                        edit_tries=edit_tries,
+                    )
                 )
             backends[name] = WorldModel(stages, r, name)
         figures = evaluate(backends, transitions, r, out, modes=mode)
