@@ -27,6 +27,7 @@ from training.train import (
     _load,
     _save,
     completion_budget,
+    grpo_examples,
     init_checkpoint,
     run_grpo,
     run_sft,
@@ -119,7 +120,7 @@ def main():
             t_sft = time.perf_counter() - t0
             model, proc = _load(base, cfg)
             t0 = time.perf_counter()
-            tr, _ = run_grpo(cfg, model, proc, examples, n, out / f"grpo_{n}", renderer=r)
+            tr, _ = run_grpo(cfg, model, proc, grpo_examples(examples), n, out / f"grpo_{n}", renderer=r)
             rl = _save(tr, proc, out / f"grpo_{n}" / "final")
             t_rl = time.perf_counter() - t0
             figures[f"sft_plus_sft_{n}"] = score(sft, cfg, test, r, args.max_new_tokens)

@@ -134,3 +134,19 @@ def test_edit_targets_train_and_their_rewards_apply_the_edit(tmp_path, renderer)
     final = train(cfg, echo=lambda s: None)
     assert (final / "config.json").is_file()
     assert json.loads((tmp_path / "config.json").read_text())["target"] == "edit"
+
+
+def test_typing_copies_type_other_words_in_action_and_edit(renderer):
+    from training.train import grpo_examples
+
+    ds = load_corpus()["train"]
+    typed = ds.select([i for i, a in enumerate(ds["action_type"]) if a == "type"][:3])
+    examples = to_examples(typed, True, 800, target="edit", renderer=renderer, typing_copies=2)
+    copies = [e for e in examples if e["augmented"]]
+    assert copies and len(examples) > len(typed)
+    for e in copies:
+        word = json.loads(e["action"])["text"]
+        edit = e["completion"][0]["content"][0]["text"]
+        assert re.search(r'^attr \d+ value ".*' + re.escape(word) + '"$', edit, re.M)
+        assert f"Type '{word}'" in e["prompt"][1]["content"][1]["text"]
+    assert grpo_examples(examples) == [e for e in examples if not e["augmented"]]

@@ -44,6 +44,9 @@ class TrainConfig:
     # A small model cannot write a whole new screen; on those its loss would be spent on what it
     # cannot learn instead of the short, common changes it can.
     max_edit_chars: int = 0
+    # Edit targets only: SFT also sees each typing transition this many times with other words
+    # typed (training/data.py), so the model copies what the action types.
+    typing_copies: int = 0
     # stage 1: SFT
     sft_steps: int = 120
     sft_lr: float = 1e-3
@@ -86,6 +89,7 @@ PRESETS: dict[str, TrainConfig] = {
         with_html=True,
         max_prompt_html_chars=1500,
         max_edit_chars=400,
+        typing_copies=4,
         sft_steps=900,
         grpo_steps=8,
         tiny_hidden=256,

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import random
+import re
+
 from datasets import Dataset
 
 from worldmodel.dataset import from_row
@@ -18,6 +23,8 @@ def to_examples(
     limit: int = 0,
     target: str = "document",
     renderer=None,
+    typing_copies: int = 0,
+    seed: int = 0,
 ) -> list[dict]:
     """One example per transition, in trl's conversational prompt-completion layout.
 
@@ -26,6 +33,12 @@ def to_examples(
     With `target="edit"` the completion is the edit (worldmodel/edit.py) of the current screen;
     a transition without current HTML keeps its document target. Edit prompts name the element
     the action acts on (worldmodel/focus.py), found with `renderer` as the hf backend finds it.
+
+    `typing_copies` (edit targets): each typing transition also comes back that many times with
+    other words typed (words of the corpus' own screens), in the action and in the edit alike,
+    so a model learns that what lands in the field is what the action types, not a word it has
+    seen there before. Such copies are marked `augmented`: their screenshots still show the
+    recorded word, so they are for SFT, not for rewards on pixels.
     """
     rows = ds if not limit else ds.select(range(min(limit, len(ds))))
     ts = [from_row(row) for row in rows]
@@ -34,6 +47,8 @@ def to_examples(
         targets = action_targets(renderer, [Query(t.screen, t.action, t.goal) for t in ts])
     else:
         targets = [None] * len(ts)
+    words = _words(ts) if typing_copies else []
+    rng = random.Random(seed)
     out = []
     for t, n in zip(ts, targets):
         edit = target == "edit" and bool(t.screen.html)
@@ -55,9 +70,59 @@ def to_examples(
                 "width": vp.width,
                 "height": vp.height,
                 "scale": vp.device_scale_factor,
+                "augmented": False,
             }
         )
+        typed = t.action.text if t.action.type == "type" else None
+        if edit and typed and words:
+            for word in rng.sample(words, min(typing_copies, len(words))):
+                swapped = _retyped(text, typed, word)
+                if swapped is None or word == typed:
+                    continue
+                action = dataclasses.replace(t.action, text=word)
+                messages, image = build_messages(
+                    t.screen, action, t.goal, with_html, html_chars, mode=mode, focus=focus, target=n
+                )
+                out.append(
+                    {
+                        **out[-1],
+                        "prompt": messages,
+                        "completion": [{"role": "assistant", "content": [{"type": "text", "text": swapped}]}],
+                        "images": [image],
+                        "action": action.to_json(),
+                        "augmented": True,
+                    }
+                )
     return out
+
+
+_WORD = re.compile(r"^[A-Za-z][a-z]{2,9}$")
+
+
+def _words(ts) -> list[str]:
+    """Plain words shown on the corpus' screens, sorted (a stable pool to draw typed words from)."""
+    from bs4 import BeautifulSoup
+
+    seen: set[str] = set()
+    for t in ts:
+        if t.screen.html:
+            body = BeautifulSoup(t.screen.html, "html.parser").body
+            seen.update(w for w in (body.get_text(" ") if body else "").split() if _WORD.match(w))
+    return sorted(seen)
+
+
+def _retyped(edit: str, typed: str, word: str) -> str | None:
+    """`edit` with `word` typed instead of `typed` at the end of the field values it sets; None
+    when no field value ends with the typed text."""
+    out, hit = [], False
+    for line in edit.splitlines():
+        op = line.split(" ", 2)
+        quoted = json.dumps(typed, ensure_ascii=False)[1:-1]
+        if op[0] == "attr" and len(op) > 2 and op[2].startswith("value ") and line.endswith(quoted + '"'):
+            line = line[: -len(quoted) - 1] + json.dumps(word, ensure_ascii=False)[1:-1] + '"'
+            hit = True
+        out.append(line)
+    return "\n".join(out) if hit else None
 
 
 def sft_dataset(examples: list[dict]) -> Dataset:

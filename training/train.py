@@ -183,7 +183,14 @@ def training_examples(cfg: TrainConfig, train_ds) -> list[dict]:
 
     with Renderer() as renderer:
         examples = to_examples(
-            train_ds, cfg.with_html, cfg.max_prompt_html_chars, cfg.max_train_examples, "edit", renderer
+            train_ds,
+            cfg.with_html,
+            cfg.max_prompt_html_chars,
+            cfg.max_train_examples,
+            "edit",
+            renderer,
+            cfg.typing_copies,
+            cfg.seed,
         )
     return examples
 
@@ -196,6 +203,11 @@ def sft_examples(cfg: TrainConfig, examples: list[dict]) -> list[dict]:
     if cfg.target != "edit" or not cfg.max_edit_chars:
         return examples
     return [e for e in examples if len(_target(e)) <= cfg.max_edit_chars]
+
+
+def grpo_examples(examples: list[dict]) -> list[dict]:
+    """The prompts GRPO samples on: every recorded one (augmented copies have no true pixels)."""
+    return [e for e in examples if not e.get("augmented")]
 
 
 def _target(example: dict) -> str:
@@ -220,8 +232,8 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     examples = training_examples(cfg, train_ds)
     imitate = sft_examples(cfg, examples)
     echo(
-        f"corpus: {len(examples)} training transitions from {len(set(train_ds['app']))} apps, {cfg.target} targets"
-        + (f" ({len(imitate)} short enough for SFT)" if len(imitate) < len(examples) else "")
+        f"corpus: {len(grpo_examples(examples))} training transitions from {len(set(train_ds['app']))} apps, {cfg.target} targets"
+        + f" ({len(imitate)} SFT examples)"
     )
     start = init_checkpoint(cfg, train_ds)
     model, processor = _load(start, cfg)
@@ -239,7 +251,9 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         model = trainer.model
     if cfg.grpo_steps > 0:
         echo(f"stage 2: GRPO for {cfg.grpo_steps} steps, {cfg.num_generations} renders per prompt")
-        trainer, result = run_grpo(cfg, model, processor, examples, cfg.grpo_steps, out / "grpo", resume)
+        trainer, result = run_grpo(
+            cfg, model, processor, grpo_examples(examples), cfg.grpo_steps, out / "grpo", resume
+        )
         rewards = [h for h in trainer.state.log_history if "reward" in h]
         figures["grpo_reward_first"] = rewards[0]["reward"] if rewards else None
         figures["grpo_reward_last"] = rewards[-1]["reward"] if rewards else None
