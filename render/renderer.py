@@ -552,18 +552,11 @@ class Renderer:
             ops = check_ops(ops)
         except ValueError as e:
             raise RenderError("failed", str(e)) from None
-        clean = _clean(html)
-
-        async def work(slot):
-            await self._load(slot, clean, viewport)
-            return await run_ops(slot.page, slot.cdp, slot.frame_id, ops)
-
-        async def attempt():
-            # an in-page anchor changes the URL's fragment, so the page is never pooled again
-            (out_html, notes), _, elapsed = await self._on_slot(viewport, work, reuse=False)
-            return Interaction(out_html, notes, elapsed)
-
-        return await self._retrying(attempt)
+        # an in-page anchor changes the URL's fragment, so the page is never pooled again
+        (out_html, notes), _, elapsed = await self._on_page(
+            html, viewport, lambda slot: run_ops(slot.page, slot.cdp, slot.frame_id, ops), reuse=False
+        )
+        return Interaction(out_html, notes, elapsed)
 
     def hit_many(self, items) -> list[list | RenderError]:
         """Several (html, viewport, points): for each point in CSS px, [number, tag] of the element
@@ -572,21 +565,26 @@ class Renderer:
 
         async def one(html, vp, points):
             self._admit(html)
-            clean = _clean(html)
-
-            async def work(slot):
-                await self._load(slot, clean, vp)
-                return await hit_test(slot.cdp, slot.frame_id, list(points))
-
-            async def attempt():
-                return (await self._on_slot(vp, work, reuse=True))[0]
-
-            return await self._retrying(attempt)
+            hits, _, _ = await self._on_page(
+                html, vp, lambda slot: hit_test(slot.cdp, slot.frame_id, list(points)), reuse=True
+            )
+            return hits
 
         async def all_():
             return await _each(one(h, v, p) for h, v, p in items)
 
         return self._call(all_(), len(items))
+
+    async def _on_page(self, html: str, vp: Viewport, act, reuse: bool):
+        """Load `html` (already admitted) on a pooled page and run `act(slot)` there, retried as a
+        render is: (its result, blocked requests, seconds)."""
+        clean = _clean(html)
+
+        async def work(slot):
+            await self._load(slot, clean, vp)
+            return await act(slot)
+
+        return await self._retrying(lambda: self._on_slot(vp, work, reuse=reuse))
 
     async def _mark_crashed(self):
         if self._browser is not None and self._browser.is_connected():

@@ -93,7 +93,7 @@ class TransformersBackend:
         return cls(spec.arg, **options)
 
     def complete(self, queries: list[Query]) -> list[str]:
-        return self._batched(queries, "document")
+        return self._batched(self._prompts(queries, "document"))
 
     def complete_edits(self, queries: list[Query]) -> list[str]:
         """One edit of each query's current screen (the edit-mode prompt contract).
@@ -102,14 +102,15 @@ class TransformersBackend:
         `edit_tries - 1` sampled ones and keeps the first that does; if none does, its screen is
         kept as it is (a broken edit carried out in part costs more, where it is wrong, than no
         change). Measured against voting on lines in benchmarks/RESULTS.md."""
-        out = self._batched(queries, "edit")
+        prompts = self._prompts(queries, "edit")
+        out = self._batched(prompts)
         if self.edit_tries < 2:
             return out
         bad = [i for i, (q, c) in enumerate(zip(queries, out)) if not _applies(q, c)]
         if not bad:
             return out
         k = self.edit_tries - 1
-        tries = self._batched([queries[i] for i in bad], "edit", k)
+        tries = self._batched([prompts[i] for i in bad], k)  # the same prompts, sampled
         for n, i in enumerate(bad):
             good = [c for c in tries[n * k : (n + 1) * k] if _applies(queries[i], c)]
             out[i] = (
@@ -119,28 +120,32 @@ class TransformersBackend:
             )
         return out
 
-    def _batched(self, queries: list[Query], mode: str, samples: int = 0) -> list[str]:
-        """Completions in query order; with `samples`, that many sampled ones per query."""
-        out: list[str] = []
-        step = max(1, self.batch_size // max(1, samples))
-        for i in range(0, len(queries), step):
-            out += self._generate(queries[i : i + step], mode, samples)
-        return out
-
-    def _generate(self, queries: list[Query], mode: str = "document", samples: int = 0) -> list[str]:
-        import torch
-
+    def _prompts(self, queries: list[Query], mode: str) -> list[tuple[str, object]]:
+        """(chat text, image) per query; edit prompts name the element each action acts on."""
         focus = mode == "edit" and self.focus
         targets = action_targets(self._renderer, queries) if focus else [None] * len(queries)
-        texts, images = [], []
+        out = []
         for q, target in zip(queries, targets):
             messages, image = build_messages(
                 q.screen, q.action, q.goal, self.with_html, self.html_chars, mode, q.applied, focus, target
             )
-            texts.append(
-                self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            )
-            images.append(image)
+            text = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            out.append((text, image))
+        return out
+
+    def _batched(self, prompts: list[tuple[str, object]], samples: int = 0) -> list[str]:
+        """Completions in prompt order; with `samples`, that many sampled ones per prompt."""
+        out: list[str] = []
+        step = max(1, self.batch_size // max(1, samples))
+        for i in range(0, len(prompts), step):
+            out += self._generate(prompts[i : i + step], samples)
+        return out
+
+    def _generate(self, prompts: list[tuple[str, object]], samples: int = 0) -> list[str]:
+        import torch
+
+        texts = [t for t, _ in prompts]
+        images = [i for _, i in prompts]
         inputs = self.processor(text=texts, images=images, padding=True, return_tensors="pt").to(self.device)
         gen = dict(
             max_new_tokens=self.max_new_tokens,
