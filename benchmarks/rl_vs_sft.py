@@ -79,9 +79,9 @@ def main():
     from corpus.store import from_row
 
     test_rows = dd["test"].shuffle(seed=0, keep_in_memory=True).select(range(min(args.eval, len(dd["test"]))))
+    examples = training_examples(cfg, dd["train"])
+    imitate = sft_examples(cfg, examples)
     with Renderer() as r:
-        examples = training_examples(cfg, dd["train"])
-        imitate = sft_examples(cfg, examples)
         test = to_examples(test_rows, cfg.with_html, cfg.max_prompt_html_chars, target=cfg.target, renderer=r)
     for e, row in zip(test, test_rows):
         t = from_row(row)

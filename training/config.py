@@ -81,7 +81,7 @@ class TrainConfig:
 
 PRESETS: dict[str, TrainConfig] = {
     "tiny": TrainConfig(),
-    # A bigger model built here, on edit targets: about 17 minutes on 2 CPU cores.
+    # A bigger model built here, on edit targets: about 19 minutes on 2 CPU cores.
     "small": TrainConfig(
         preset="small",
         output_dir="runs/small",

@@ -115,9 +115,9 @@ def _retyped(edit: str, typed: str, word: str) -> str | None:
     """`edit` with `word` typed instead of `typed` at the end of the field values it sets; None
     when no field value ends with the typed text."""
     out, hit = [], False
+    quoted = json.dumps(typed, ensure_ascii=False)[1:-1]
     for line in edit.splitlines():
         op = line.split(" ", 2)
-        quoted = json.dumps(typed, ensure_ascii=False)[1:-1]
         if op[0] == "attr" and len(op) > 2 and op[2].startswith("value ") and line.endswith(quoted + '"'):
             line = line[: -len(quoted) - 1] + json.dumps(word, ensure_ascii=False)[1:-1] + '"'
             hit = True
