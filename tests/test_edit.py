@@ -65,6 +65,9 @@ def test_class_changes_keep_the_other_classes():
         ("remove 0", "body cannot be removed"),
         ("class 6 wm-hover", "class change"),
         ("class 6", "class takes"),
+        ("text 2 +wm-focus", "quoted value"),  # a bare word is not a value
+        ("attr 2 value x", "quoted value"),
+        ("after 2 <b>x</b>", "quoted HTML"),
     ],
 )
 def test_malformed_edits_name_their_line(edit, says):

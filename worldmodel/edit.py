@@ -86,6 +86,12 @@ def edit_view(html: str) -> str:
 
 
 # ---- applying ---------------------------------------------------------------------------
+class _Quoted(str):
+    """An argument written as a JSON string: a value (text, HTML, a rule), as against a bare word
+    (a number, a name, a class change). Values must be quoted, so `text 8 +wm-focus`, a model
+    mixing up two operations, is an error rather than the text "+wm-focus"."""
+
+
 def _args(rest: str, line_no: int, line: str) -> list:
     out, i = [], 0
     while i < len(rest):
@@ -97,7 +103,7 @@ def _args(rest: str, line_no: int, line: str) -> list:
                 val, end = _DECODER.raw_decode(rest, i)
             except json.JSONDecodeError as e:
                 raise EditError(line_no, line, f"bad quoted string ({e.msg})") from None
-            out.append(val)
+            out.append(_Quoted(val) if isinstance(val, str) else val)
             i = end
         else:
             m = re.compile(r"\S+").match(rest, i)
@@ -188,7 +194,7 @@ def _line(state: _State, line_no: int, line: str) -> str | None:
         raise EditError(line_no, line, f"unknown operation {op!r} (one of {', '.join(OPS)})")
     args = _args(rest, line_no, line)
     if op == "screen":
-        if len(args) != 1 or not isinstance(args[0], str):
+        if len(args) != 1 or not isinstance(args[0], _Quoted):
             raise EditError(line_no, line, 'screen takes one quoted document: screen "<html>..."')
         return args[0]
     if op.startswith("css-"):
@@ -204,7 +210,7 @@ def _line(state: _State, line_no: int, line: str) -> str | None:
             count = int(args[1]) if len(args) > 1 and str(args[1]).isdigit() else 1
             css_del.update(range(at, min(at + count, len(sheet_lines))))
         else:
-            if len(args) != 2 or not isinstance(args[1], str):
+            if len(args) != 2 or not isinstance(args[1], _Quoted):
                 raise EditError(
                     line_no, line, 'css-ins takes a line and a quoted rule: css-ins 3 "a{color:red}"'
                 )
@@ -225,6 +231,11 @@ def _line(state: _State, line_no: int, line: str) -> str | None:
     want = {"text": 2, "attr": 3, "unattr": 2, "remove": 1}.get(op, 2)
     if len(args) != want:
         raise EditError(line_no, line, f"{op} takes {want - 1} argument(s) after the element number")
+    value = args[-1]
+    if op in ("text", "attr") and not isinstance(value, _Quoted):
+        raise EditError(
+            line_no, line, f'{op} takes a quoted value: {op} {n} {"NAME " if op == "attr" else ""}"..."'
+        )
     if op == "text":
         el.clear()
         el.append(NavigableString(str(args[1])))
@@ -238,7 +249,7 @@ def _line(state: _State, line_no: int, line: str) -> str | None:
             raise EditError(line_no, line, "the body cannot be removed (write a screen instead)")
         el.extract()
     else:
-        if not isinstance(args[1], str):
+        if not isinstance(args[1], _Quoted):
             raise EditError(line_no, line, f"{op} takes quoted HTML")
         nodes = _fragment(args[1])
         if op == "replace":
