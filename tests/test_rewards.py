@@ -5,7 +5,7 @@ import io
 import pytest
 from PIL import Image
 
-from training.rewards import ActionReward, FormatReward, SemanticReward, completion_text
+from training.rewards import ActionReward, FormatReward, SemanticReward, TextReward, completion_text
 
 W, H = 120, 200
 
@@ -93,3 +93,16 @@ def test_rewards_accept_pil_and_dict_images(renderer):
     args = kw(renderer, 2)
     args["next_screen"] = [img, {"bytes": png_of(renderer, NEXT)}]
     assert SemanticReward(renderer)(None, [NEXT, NEXT], **args) == pytest.approx([1.0, 1.0])
+
+
+def test_text_reward_scores_the_words_of_the_applied_edit(renderer):
+    r = TextReward(renderer)
+    args = kw(renderer, 4)
+    args["edits_html"] = [CURRENT] * 4
+    args["next_html"] = [NEXT, NEXT, NEXT, ""]
+    right = 'text 2 "Opened"'  # the button (2) now says what the next screen says
+    out = r(None, [right, "", "text 2 bare", right], **args)
+    assert out[0] == pytest.approx(1.0)
+    assert out[1] == 0.0  # nothing changed: "Open" is not a word of the next screen
+    assert out[2] == 0.0  # does not apply: nothing renders
+    assert out[3] is None  # no next HTML recorded: left out of the sum

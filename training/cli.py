@@ -22,6 +22,7 @@ def train_command(
     w_sem: float = typer.Option(None, help="weight of R_sem"),
     w_act: float = typer.Option(None, help="weight of R_act"),
     w_format: float = typer.Option(None, help="weight of R_format"),
+    w_text: float = typer.Option(None, help="weight of R_text (visible words against the real next screen)"),
     ssim_share: float = typer.Option(None, help="SSIM's share of R_sem; the rest is 1-LPIPS (needs weights)"),
     sem_metric: str = typer.Option(None, help="R_sem's structural score: ssim | blur_ssim (shift-tolerant)"),
     seed: int = typer.Option(None),
@@ -30,6 +31,9 @@ def train_command(
     max_prompt_html_chars: int = typer.Option(None, help="truncate the prompt's current HTML to this length"),
     max_edit_chars: int = typer.Option(
         None, help="edit targets: train on edits up to N characters (0 = all)"
+    ),
+    shift_copies: int = typer.Option(
+        None, help="edit targets: SFT copies of each example with its element numbers shifted"
     ),
     sft_lr: float = typer.Option(None, help="SFT learning rate"),
     use_vllm: bool = typer.Option(
@@ -66,6 +70,7 @@ def train_command(
             with_html=with_html,
             max_prompt_html_chars=max_prompt_html_chars,
             max_edit_chars=max_edit_chars,
+            shift_copies=shift_copies,
             sft_lr=sft_lr,
             use_vllm=use_vllm,
             vllm_mode=vllm_mode,
@@ -79,7 +84,12 @@ def train_command(
         **{
             k: v
             for k, v in dict(
-                semantic=w_sem, action=w_act, format=w_format, ssim_share=ssim_share, sem_metric=sem_metric
+                semantic=w_sem,
+                action=w_act,
+                format=w_format,
+                text=w_text,
+                ssim_share=ssim_share,
+                sem_metric=sem_metric,
             ).items()
             if v is not None
         },

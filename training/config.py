@@ -15,6 +15,8 @@ class RewardWeights:
     semantic: float = 1.0
     action: float = 0.5
     format: float = 0.25
+    # R_text: the render's visible words against the real next screen's (0 leaves it out)
+    text: float = 0.0
     # inside R_sem: SSIM's share; the rest goes to 1 - LPIPS when LPIPS weights are available
     ssim_share: float = 1.0
     # which structural score R_sem uses: "ssim" (full resolution) or "blur_ssim" (shift-tolerant)
@@ -47,6 +49,10 @@ class TrainConfig:
     # Edit targets only: SFT also sees each typing transition this many times with other words
     # typed (training/data.py), so the model copies what the action types.
     typing_copies: int = 0
+    # Edit targets only: SFT also sees each example this many times with the element numbers
+    # shifted by hidden elements first in the body (training/data.py), so the model reads numbers
+    # off the screen instead of remembering a training app's.
+    shift_copies: int = 0
     # stage 1: SFT
     sft_steps: int = 120
     sft_lr: float = 1e-3
@@ -90,6 +96,7 @@ PRESETS: dict[str, TrainConfig] = {
         max_prompt_html_chars=1500,
         max_edit_chars=400,
         typing_copies=4,
+        shift_copies=2,
         sft_steps=900,
         grpo_steps=64,
         tiny_hidden=256,

@@ -12,7 +12,16 @@ import numpy as np
 from PIL import Image
 
 from render import Renderer, RenderError, RenderResult, Viewport, default_renderer
-from render.metrics import LPIPS, MetricUnavailable, blur_ssim, ssim, ssim_many, to_array, visible_text
+from render.metrics import (
+    LPIPS,
+    MetricUnavailable,
+    blur_ssim,
+    ssim,
+    ssim_many,
+    text_f1,
+    to_array,
+    visible_text,
+)
 from worldmodel.edit import apply_lenient, extract_edit
 from worldmodel.extract import extract_html, root_size
 from worldmodel.types import Action
@@ -202,6 +211,23 @@ class ActionReward(_RenderedReward):
         return out
 
 
+class TextReward(_RenderedReward):
+    """R_text: the imagined screen says what the real one says (bag-of-words F1 of the visible text
+    against the real next screen's HTML). Pixels barely punish a wrong word or a blanked label, and
+    blanking text that moves can even raise SSIM; this reward does. None (left out of trl's sum)
+    where the next HTML was not recorded."""
+
+    __name__ = "r_text"
+
+    def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float | None]:
+        rendered = self._render_all(completions, width, height, scale, kw.get("edits_html"))
+        nexts = kw.get("next_html") or [""] * len(rendered)
+        return [
+            None if not ref else (text_f1(html, ref) if res is not None else 0.0)
+            for (html, _, res), ref in zip(rendered, nexts)
+        ]
+
+
 # The most R_format gives an edit that does not apply as a whole (R_sem and R_act give it 0).
 EDIT_PARTIAL = 0.5
 
@@ -233,11 +259,14 @@ class FormatReward(_RenderedReward):
         return out
 
 
-def reward_functions(renderer: Renderer | None = None, ssim_share: float = 1.0, sem_metric: str = "ssim"):
-    """R_sem, R_act, R_format sharing one batch of renders."""
+def reward_functions(
+    renderer: Renderer | None = None, ssim_share: float = 1.0, sem_metric: str = "ssim", text: bool = False
+):
+    """R_sem, R_act, R_format (and R_text when asked) sharing one batch of renders."""
     shared = SharedRenders(renderer)
-    return [
+    out = [
         SemanticReward(ssim_share=ssim_share, shared=shared, metric=sem_metric),
         ActionReward(shared=shared),
         FormatReward(shared=shared),
     ]
+    return out + [TextReward(shared=shared)] if text else out
