@@ -12,6 +12,10 @@ SYSTEM = (
     "You are a GUI world model. Given the current screen and an action, write the screen that "
     "follows as one self-contained HTML document."
 )
+EDIT_SYSTEM = (
+    "You are a GUI world model. Given the current screen and an action, write what changes on the "
+    "screen that follows, as an edit of the current screen."
+)
 CONTRACT = (
     "Output exactly one HTML document and nothing else: inline CSS only, no scripts, no external "
     'resources. Put everything inside a root <div id="screen"> of exactly {w}px by {h}px. Draw '
@@ -20,8 +24,8 @@ CONTRACT = (
 EDIT_CONTRACT = (
     "Output only the edit that turns the current screen into the next, one operation per line "
     "(N is an element's n= number above, L a stylesheet line; quoted values are JSON strings): "
-    'text N "..." | attr N NAME "..." | unattr N NAME | replace N "<html>" | remove N | '
-    'before N "<html>" | after N "<html>" | prepend N "<html>" | append N "<html>" | '
+    'text N "..." | attr N NAME "..." | unattr N NAME | class N +NAME -NAME | replace N "<html>" | '
+    'remove N | before N "<html>" | after N "<html>" | prepend N "<html>" | append N "<html>" | '
     'css-del L COUNT | css-ins L "rule" | screen "<whole html document>". '
     "Output nothing if the screen does not change."
 )
@@ -124,8 +128,9 @@ def build_messages(
 ):
     """Chat messages (with one image slot) and the image that fills it."""
     image = draw_action(screen.image, action)
+    edit = mode == "edit" and bool(screen.html)
     messages = [
-        {"role": "system", "content": [{"type": "text", "text": SYSTEM}]},
+        {"role": "system", "content": [{"type": "text", "text": EDIT_SYSTEM if edit else SYSTEM}]},
         {
             "role": "user",
             "content": [
