@@ -150,3 +150,31 @@ def test_typing_copies_type_other_words_in_action_and_edit(renderer):
         assert re.search(r'^attr \d+ value ".*' + re.escape(word) + '"$', edit, re.M)
         assert f"Type '{word}'" in e["prompt"][1]["content"][1]["text"]
     assert grpo_examples(examples) == [e for e in examples if not e["augmented"]]
+
+
+def test_shift_copies_move_every_number_by_the_hidden_elements(renderer):
+    ds = load_corpus()["train"]
+    rows = ds.select([i for i, a in enumerate(ds["action_type"]) if a == "tap"][:4])
+    examples = to_examples(rows, True, 800, target="edit", renderer=renderer, shift_copies=2)
+    assert len(examples) == 3 * len(rows)
+    for k in range(len(rows)):
+        orig, *copies = examples[3 * k : 3 * k + 3]
+        edit = orig["completion"][0]["content"][0]["text"]
+        n0 = re.search(r"Action target: n=(\d+)", orig["prompt"][1]["content"][1]["text"])
+        for c in copies:
+            # pixel-true: same screenshot, so GRPO may score it (not `augmented`)
+            assert not c["augmented"] and c["images"][0].tobytes() == orig["images"][0].tobytes()
+            shift = c["edits_html"].count("<span hidden></span>")
+            assert 1 <= shift and c["edits_html"].replace("<span hidden></span>", "") == orig["edits_html"]
+            moved = c["completion"][0]["content"][0]["text"]
+            # the same edit, its element numbers (not stylesheet lines) moved by `shift`
+            want = re.sub(
+                r"^(text|attr|unattr|class|replace|remove|before|after|prepend|append) (\d+)",
+                lambda m, s=shift: f"{m[1]} {int(m[2]) + s if int(m[2]) else 0}",
+                edit,
+                flags=re.M,
+            )
+            assert moved == want
+            if n0:
+                n = re.search(r"Action target: n=(\d+)", c["prompt"][1]["content"][1]["text"])[1]
+                assert int(n) == int(n0[1]) + shift

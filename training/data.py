@@ -25,6 +25,7 @@ def to_examples(
     renderer=None,
     typing_copies: int = 0,
     seed: int = 0,
+    shift_copies: int = 0,
 ) -> list[dict]:
     """One example per transition, in trl's conversational prompt-completion layout.
 
@@ -37,8 +38,18 @@ def to_examples(
     `typing_copies` (edit targets): each typing transition also comes back that many times with
     other words typed (words of the corpus' own screens), in the action and in the edit alike,
     so a model learns that what lands in the field is what the action types, not a word it has
-    seen there before. Such copies are marked `augmented`: their screenshots still show the
-    recorded word, so they are for SFT, not for rewards on pixels.
+    seen there before.
+
+    `shift_copies` (edit targets): each example also comes back that many times with 1 to
+    MAX_SHIFT hidden elements first in the body of both screens, so every element number in the
+    prompt and in the edit moves by as many. A model then learns to read the number of what it
+    edits off the screen (the action target line, the n= attributes) instead of remembering the
+    numbers a training app happens to use.
+
+    Typing copies (and their shifted copies) are marked `augmented`: their screenshots still show
+    the recorded word, so they are for SFT, not for rewards on pixels. A shifted copy of a recorded
+    transition draws exactly what was recorded (hidden elements draw nothing), so GRPO samples on
+    it too: there a remembered number is a wrong one, and the rewards say so.
     """
     rows = ds if not limit else ds.select(range(min(limit, len(ds))))
     ts = [from_row(row) for row in rows]
@@ -50,50 +61,76 @@ def to_examples(
     words = _words(ts) if typing_copies else []
     rng = random.Random(seed)
     out = []
-    for t, n in zip(ts, targets):
-        edit = target == "edit" and bool(t.screen.html)
-        mode = "edit" if edit else "document"
+
+    def example(t, cur: str, nxt: str, action, n, augmented: bool) -> dict:
+        edit = target == "edit" and bool(cur)
+        screen = dataclasses.replace(t.screen, html=cur) if cur != t.screen.html else t.screen
         messages, image = build_messages(
-            t.screen, t.action, t.goal, with_html, html_chars, mode=mode, focus=focus, target=n
+            screen,
+            action,
+            t.goal,
+            with_html,
+            html_chars,
+            "edit" if edit else "document",
+            focus=focus,
+            target=n,
         )
         vp = t.screen.viewport()
-        text = diff(t.screen.html, t.next_screen.html or "") if edit else (t.next_screen.html or "")
-        out.append(
-            {
-                "prompt": messages,
-                "completion": [{"role": "assistant", "content": [{"type": "text", "text": text}]}],
-                "edits_html": t.screen.html if edit else "",
-                "images": [image],
-                "next_screen": t.next_screen.png(),
-                "screen": t.screen.png(),
-                "action": t.action.to_json(),
-                "width": vp.width,
-                "height": vp.height,
-                "scale": vp.device_scale_factor,
-                "augmented": False,
-            }
-        )
+        text = diff(cur, nxt or "") if edit else (nxt or "")
+        return {
+            "prompt": messages,
+            "completion": [{"role": "assistant", "content": [{"type": "text", "text": text}]}],
+            "edits_html": cur if edit else "",
+            "images": [image],
+            "next_screen": t.next_screen.png(),
+            "next_html": nxt or "",
+            "screen": t.screen.png(),
+            "action": action.to_json(),
+            "width": vp.width,
+            "height": vp.height,
+            "scale": vp.device_scale_factor,
+            "augmented": augmented,
+        }
+
+    for t, n in zip(ts, targets):
+        cur, nxt = t.screen.html or "", t.next_screen.html or ""
+        edit = target == "edit" and bool(cur)
+        variants = [(t.action, False)]
         typed = t.action.text if t.action.type == "type" else None
         if edit and typed and words:
+            recorded = diff(cur, nxt)
             for word in rng.sample(words, min(typing_copies, len(words))):
-                swapped = _retyped(text, typed, word)
-                if swapped is None or word == typed:
-                    continue
-                action = dataclasses.replace(t.action, text=word)
-                messages, image = build_messages(
-                    t.screen, action, t.goal, with_html, html_chars, mode=mode, focus=focus, target=n
-                )
-                out.append(
-                    {
-                        **out[-1],
-                        "prompt": messages,
-                        "completion": [{"role": "assistant", "content": [{"type": "text", "text": swapped}]}],
-                        "images": [image],
-                        "action": action.to_json(),
-                        "augmented": True,
-                    }
-                )
+                if word != typed and _retyped(recorded, typed, word) is not None:
+                    variants.append((dataclasses.replace(t.action, text=word), True))
+        for action, augmented in variants:
+            a_nxt = nxt if not augmented else _typed_instead(cur, nxt, typed, action.text)
+            out.append(example(t, cur, a_nxt, action, n, augmented))
+            if not edit:
+                continue
+            for _ in range(shift_copies):
+                k = rng.randint(1, MAX_SHIFT)
+                m = n + k if n else n  # the body (0) keeps its number
+                out.append(example(t, _hidden_first(cur, k), _hidden_first(a_nxt, k), action, m, augmented))
     return out
+
+
+# Most hidden elements a shifted copy puts first in the body.
+MAX_SHIFT = 8
+_BODY = re.compile(r"<body\b[^>]*>", re.I)
+
+
+def _hidden_first(html: str, k: int) -> str:
+    """`html` with k hidden, empty elements first in its body: nothing drawn changes, every body
+    element's number grows by k. Unchanged when there is no body tag."""
+    m = _BODY.search(html)
+    return html if m is None else html[: m.end()] + "<span hidden></span>" * k + html[m.end() :]
+
+
+def _typed_instead(cur: str, nxt: str, typed: str, word: str) -> str:
+    """The next screen had `word` been typed instead of `typed`: the recorded edit retyped."""
+    from worldmodel.edit import apply
+
+    return apply(cur, _retyped(diff(cur, nxt), typed, word))
 
 
 _WORD = re.compile(r"^[A-Za-z][a-z]{2,9}$")

@@ -144,7 +144,7 @@ def run_grpo(
         learning_rate=cfg.grpo_lr,
         temperature=cfg.temperature,
         beta=cfg.beta,
-        reward_weights=[w.semantic, w.action, w.format],
+        reward_weights=[w.semantic, w.action, w.format] + ([w.text] if w.text else []),
         remove_unused_columns=False,
         log_completions=False,
         **vllm_args(cfg),
@@ -152,7 +152,7 @@ def run_grpo(
     )
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=reward_functions(renderer, w.ssim_share, w.sem_metric),
+        reward_funcs=reward_functions(renderer, w.ssim_share, w.sem_metric, text=bool(w.text)),
         args=args,
         train_dataset=grpo_dataset(examples),
         processing_class=processor,
@@ -191,6 +191,7 @@ def training_examples(cfg: TrainConfig, train_ds) -> list[dict]:
             renderer,
             cfg.typing_copies,
             cfg.seed,
+            cfg.shift_copies,
         )
     return examples
 
@@ -206,7 +207,8 @@ def sft_examples(cfg: TrainConfig, examples: list[dict]) -> list[dict]:
 
 
 def grpo_examples(examples: list[dict]) -> list[dict]:
-    """The prompts GRPO samples on: every recorded one (augmented copies have no true pixels)."""
+    """The prompts GRPO samples on: every recorded one and its shifted copies (typing copies have
+    no true pixels)."""
     return [e for e in examples if not e.get("augmented")]
 
 
@@ -232,8 +234,8 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     examples = training_examples(cfg, train_ds)
     imitate = sft_examples(cfg, examples)
     echo(
-        f"corpus: {len(grpo_examples(examples))} training transitions from {len(set(train_ds['app']))} apps, {cfg.target} targets"
-        + f" ({len(imitate)} SFT examples)"
+        f"corpus: {len(train_ds)} training transitions from {len(set(train_ds['app']))} apps,"
+        f" {cfg.target} targets ({len(imitate)} SFT examples, {len(grpo_examples(examples))} GRPO prompts)"
     )
     start = init_checkpoint(cfg, train_ds)
     model, processor = _load(start, cfg)
