@@ -10,7 +10,7 @@ import re
 from datasets import Dataset
 
 from worldmodel.dataset import from_row
-from worldmodel.edit import diff
+from worldmodel.edit import apply, diff
 from worldmodel.focus import action_targets
 from worldmodel.prompt import MAX_HTML_CHARS, build_messages
 from worldmodel.types import Query
@@ -62,7 +62,7 @@ def to_examples(
     rng = random.Random(seed)
     out = []
 
-    def example(t, cur: str, nxt: str, action, n, augmented: bool) -> dict:
+    def example(t, cur: str, nxt: str, action, n, augmented: bool, text: str | None = None) -> dict:
         edit = target == "edit" and bool(cur)
         screen = dataclasses.replace(t.screen, html=cur) if cur != t.screen.html else t.screen
         messages, image = build_messages(
@@ -76,7 +76,8 @@ def to_examples(
             target=n,
         )
         vp = t.screen.viewport()
-        text = diff(cur, nxt or "") if edit else (nxt or "")
+        if text is None:
+            text = diff(cur, nxt or "") if edit else (nxt or "")
         return {
             "prompt": messages,
             "completion": [{"role": "assistant", "content": [{"type": "text", "text": text}]}],
@@ -95,22 +96,26 @@ def to_examples(
     for t, n in zip(ts, targets):
         cur, nxt = t.screen.html or "", t.next_screen.html or ""
         edit = target == "edit" and bool(cur)
-        variants = [(t.action, False)]
+        recorded = diff(cur, nxt) if edit else None
+        variants = [(t.action, recorded, nxt, False)]
         typed = t.action.text if t.action.type == "type" else None
         if edit and typed and words:
-            recorded = diff(cur, nxt)
             for word in rng.sample(words, min(typing_copies, len(words))):
-                if word != typed and _retyped(recorded, typed, word) is not None:
-                    variants.append((dataclasses.replace(t.action, text=word), True))
-        for action, augmented in variants:
-            a_nxt = nxt if not augmented else _typed_instead(cur, nxt, typed, action.text)
-            out.append(example(t, cur, a_nxt, action, n, augmented))
+                swapped = _retyped(recorded, typed, word)
+                if word != typed and swapped is not None:
+                    action = dataclasses.replace(t.action, text=word)
+                    variants.append((action, swapped, apply(cur, swapped), True))
+        for action, text, a_nxt, augmented in variants:
+            out.append(example(t, cur, a_nxt, action, n, augmented, text))
             if not edit:
                 continue
             for _ in range(shift_copies):
                 k = rng.randint(1, MAX_SHIFT)
                 m = n + k if n else n  # the body (0) keeps its number
-                out.append(example(t, _hidden_first(cur, k), _hidden_first(a_nxt, k), action, m, augmented))
+                moved = _shift_edit(text, k)
+                out.append(
+                    example(t, _hidden_first(cur, k), _hidden_first(a_nxt, k), action, m, augmented, moved)
+                )
     return out
 
 
@@ -126,11 +131,13 @@ def _hidden_first(html: str, k: int) -> str:
     return html if m is None else html[: m.end()] + "<span hidden></span>" * k + html[m.end() :]
 
 
-def _typed_instead(cur: str, nxt: str, typed: str, word: str) -> str:
-    """The next screen had `word` been typed instead of `typed`: the recorded edit retyped."""
-    from worldmodel.edit import apply
+_ELEMENT_OP = re.compile(r"^(text|attr|unattr|class|replace|remove|before|after|prepend|append) (\d+)", re.M)
 
-    return apply(cur, _retyped(diff(cur, nxt), typed, word))
+
+def _shift_edit(edit: str, k: int) -> str:
+    """`edit` addressed to the same screen with k elements first in its body: every element
+    number but the body's (0) grows by k; stylesheet lines and whole screens stay."""
+    return _ELEMENT_OP.sub(lambda m: f"{m[1]} {int(m[2]) + k if int(m[2]) else 0}", edit)
 
 
 _WORD = re.compile(r"^[A-Za-z][a-z]{2,9}$")
