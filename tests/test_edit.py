@@ -63,6 +63,7 @@ def test_class_changes_keep_the_other_classes():
         ('remove 3\ntext 4 "x"', "line 2"),  # the li inside the removed ul
         ("css-del 50", "out of range"),
         ("remove 0", "body cannot be removed"),
+        ('text 0 "x"', "wipe the whole body"),
         ("class 6 wm-hover", "class change"),
         ("class 6", "class takes"),
         ("text 2 +wm-focus", "quoted value"),  # a bare word is not a value

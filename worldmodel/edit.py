@@ -3,7 +3,7 @@
 A typed word, a checked box, a new row: most actions change a few nodes of a screen whose HTML
 runs to thousands of tokens. An edit says only what changes, one operation per line:
 
-    text N "new text"              set element N's text (its children become that text)
+    text N "new text"              set element N's text (its children become that text; not the body's)
     attr N NAME "value"            set an attribute (value, checked, class, style, ...)
     unattr N NAME                  remove an attribute
     class N +NAME -NAME ...        add and remove classes (the others stay)
@@ -237,6 +237,8 @@ def _line(state: _State, line_no: int, line: str) -> str | None:
             line_no, line, f'{op} takes a quoted value: {op} {n} {"NAME " if op == "attr" else ""}"..."'
         )
     if op == "text":
+        if el is soup.body:
+            raise EditError(line_no, line, "text would wipe the whole body (write a screen instead)")
         el.clear()
         el.append(NavigableString(str(args[1])))
     elif op == "attr":
