@@ -61,7 +61,10 @@ def test_huge_dom_built_by_script_times_out():
     with Renderer(pool_size=1, timeout_s=2.0, allow_scripts=True) as r:
         with pytest.raises(RenderError) as e:
             r.render(js, VP)
-        assert e.value.reason == "timeout"
+        # whichever limit the runaway page reaches first ends it: the time limit, or on a fast
+        # machine the memory watchdog (render/watchdog.py)
+        assert e.value.reason in ("timeout", "too_large")
+        assert r.render("<p>fine</p>", VP).boxes[0].text == "fine"
 
 
 def test_50mb_html_is_refused_before_the_browser_sees_it(renderer):

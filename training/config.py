@@ -87,7 +87,10 @@ class TrainConfig:
 
 PRESETS: dict[str, TrainConfig] = {
     "tiny": TrainConfig(),
-    # A bigger model built here, on edit targets: about 19 minutes on 2 CPU cores.
+    # A bigger model built here, on edit targets: about 24 minutes on 2 CPU cores. GRPO stays near
+    # the SFT model (beta, a small learning rate) and is also rewarded on the words the render
+    # shows: without both it drifted to one memorised edit on most unseen screens
+    # (benchmarks/RESULTS.md).
     "small": TrainConfig(
         preset="small",
         output_dir="runs/small",
@@ -97,8 +100,11 @@ PRESETS: dict[str, TrainConfig] = {
         max_edit_chars=400,
         typing_copies=4,
         shift_copies=2,
-        sft_steps=900,
+        sft_steps=1400,
         grpo_steps=64,
+        grpo_lr=5e-5,
+        beta=0.04,
+        rewards=RewardWeights(text=1.0),
         tiny_hidden=256,
         tiny_layers=4,
         tiny_vocab=6000,

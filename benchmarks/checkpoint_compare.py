@@ -1,0 +1,54 @@
+"""Several trained checkpoints writing edits, against `copy`, on one split of the bundled corpus.
+
+    python benchmarks/checkpoint_compare.py [--split test] [--max-new-tokens 128] CHECKPOINT...
+
+edit_bench.py runs every backend and decoding policy for one checkpoint; this runs one policy
+(greedy, the lines that apply are carried out) for many, which is what choosing between
+training recipes needs: the same split, the same renderer, `copy` measured in the same run.
+Each row: SSIM, text F1, element F1, their gains over `copy`, and the share of edits with a
+line that did not apply.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from corpus.store import load_corpus
+from worldmodel import Renderer, WorldModel
+from worldmodel.dataset import iter_transitions
+from worldmodel.evaluate import evaluate
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("checkpoints", nargs="+", help="trained checkpoint folders")
+    ap.add_argument("--split", default="test", choices=("train", "validation", "test"))
+    ap.add_argument("--max-new-tokens", type=int, default=128)
+    ap.add_argument("--html-chars", type=int, default=1500, help="the checkpoints' prompt HTML budget")
+    args = ap.parse_args()
+    ts = list(iter_transitions(load_corpus()[args.split]))
+    with Renderer() as r:
+        models = {"copy": WorldModel.load("copy", renderer=r)}
+        for path in args.checkpoints:
+            opts = {"max_new_tokens": args.max_new_tokens, "html_chars": args.html_chars}
+            models[path] = WorldModel.load(f"hf:{path}", renderer=r, **opts)
+        modes = {name: "document" if name == "copy" else "edit" for name in models}
+        figs = evaluate(models, ts, r, None, lpips=None, modes=modes)
+        for m in models.values():
+            m.close()
+    base = figs["backends"]["copy"]
+    print(f"bundled {args.split} split: {figs['n']} transitions")
+    print(
+        f"{'model':40s} {'SSIM':>7s} {'textF1':>7s} {'elemF1':>7s} {'SSIM vs copy':>12s}"
+        f" {'textF1 vs copy':>14s} {'bad edits':>9s}"
+    )
+    for name, f in figs["backends"].items():
+        print(
+            f"{name:40s} {f['ssim']:7.4f} {f['text_f1']:7.4f} {f['element_f1']:7.3f}"
+            f" {f['ssim'] - base['ssim']:+12.4f} {f['text_f1'] - base['text_f1']:+14.4f}"
+            f" {f['edit_failure_rate'] or 0:9.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
