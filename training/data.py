@@ -10,7 +10,7 @@ import re
 from datasets import Dataset
 
 from worldmodel.dataset import from_row
-from worldmodel.edit import apply, diff
+from worldmodel.edit import ELEMENT_OPS, apply, diff
 from worldmodel.focus import action_targets
 from worldmodel.prompt import MAX_HTML_CHARS, build_messages
 from worldmodel.types import Query
@@ -62,7 +62,7 @@ def to_examples(
     rng = random.Random(seed)
     out = []
 
-    def example(t, cur: str, nxt: str, action, n, augmented: bool, text: str | None = None) -> dict:
+    def example(t, pngs, cur: str, nxt: str, action, n, augmented: bool, text: str) -> dict:
         edit = target == "edit" and bool(cur)
         screen = dataclasses.replace(t.screen, html=cur) if cur != t.screen.html else t.screen
         messages, image = build_messages(
@@ -76,16 +76,14 @@ def to_examples(
             target=n,
         )
         vp = t.screen.viewport()
-        if text is None:
-            text = diff(cur, nxt or "") if edit else (nxt or "")
         return {
             "prompt": messages,
             "completion": [{"role": "assistant", "content": [{"type": "text", "text": text}]}],
             "edits_html": cur if edit else "",
             "images": [image],
-            "next_screen": t.next_screen.png(),
-            "next_html": nxt or "",
-            "screen": t.screen.png(),
+            "next_screen": pngs[1],
+            "next_html": nxt,
+            "screen": pngs[0],
             "action": action.to_json(),
             "width": vp.width,
             "height": vp.height,
@@ -96,8 +94,9 @@ def to_examples(
     for t, n in zip(ts, targets):
         cur, nxt = t.screen.html or "", t.next_screen.html or ""
         edit = target == "edit" and bool(cur)
-        recorded = diff(cur, nxt) if edit else None
+        recorded = diff(cur, nxt) if edit else nxt  # a document target where there is no HTML to edit
         variants = [(t.action, recorded, nxt, False)]
+        pngs = (t.screen.png(), t.next_screen.png())  # every copy shows the recorded screenshots
         typed = t.action.text if t.action.type == "type" else None
         if edit and typed and words:
             for word in rng.sample(words, min(typing_copies, len(words))):
@@ -106,7 +105,7 @@ def to_examples(
                     action = dataclasses.replace(t.action, text=word)
                     variants.append((action, swapped, apply(cur, swapped), True))
         for action, text, a_nxt, augmented in variants:
-            out.append(example(t, cur, a_nxt, action, n, augmented, text))
+            out.append(example(t, pngs, cur, a_nxt, action, n, augmented, text))
             if not edit:
                 continue
             for _ in range(shift_copies):
@@ -114,7 +113,9 @@ def to_examples(
                 m = n + k if n else n  # the body (0) keeps its number
                 moved = _shift_edit(text, k)
                 out.append(
-                    example(t, _hidden_first(cur, k), _hidden_first(a_nxt, k), action, m, augmented, moved)
+                    example(
+                        t, pngs, _hidden_first(cur, k), _hidden_first(a_nxt, k), action, m, augmented, moved
+                    )
                 )
     return out
 
@@ -131,7 +132,7 @@ def _hidden_first(html: str, k: int) -> str:
     return html if m is None else html[: m.end()] + "<span hidden></span>" * k + html[m.end() :]
 
 
-_ELEMENT_OP = re.compile(r"^(text|attr|unattr|class|replace|remove|before|after|prepend|append) (\d+)", re.M)
+_ELEMENT_OP = re.compile(rf"^({'|'.join(ELEMENT_OPS)}) (\d+)", re.M)
 
 
 def _shift_edit(edit: str, k: int) -> str:

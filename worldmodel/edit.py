@@ -34,8 +34,9 @@ import re
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-OPS = ("text", "attr", "unattr", "class", "replace", "remove", "before", "after", "prepend", "append")
-OPS += ("css-del", "css-ins", "screen")
+# the operations addressed by an element number (the rest: stylesheet lines, the whole screen)
+ELEMENT_OPS = ("text", "attr", "unattr", "class", "replace", "remove", "before", "after", "prepend", "append")
+OPS = ELEMENT_OPS + ("css-del", "css-ins", "screen")
 _SKIP_TEXT = re.compile(r"^\s*$")
 _DECODER = json.JSONDecoder()
 
