@@ -1,6 +1,6 @@
 """Several trained checkpoints writing edits, against `copy`, on one split of the bundled corpus.
 
-    python benchmarks/checkpoint_compare.py [--split test] [--max-new-tokens 128] CHECKPOINT...
+    python benchmarks/checkpoint_compare.py [--split test] [--max-new-tokens 512] [--no-hints] CHECKPOINT...
 
 edit_bench.py runs every backend and decoding policy for one checkpoint; this runs one policy
 (greedy, the lines that apply are carried out) for many, which is what choosing between
@@ -23,14 +23,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("checkpoints", nargs="+", help="trained checkpoint folders")
     ap.add_argument("--split", default="test", choices=("train", "validation", "test"))
-    ap.add_argument("--max-new-tokens", type=int, default=128)
-    ap.add_argument("--html-chars", type=int, default=1500, help="the checkpoints' prompt HTML budget")
+    ap.add_argument("--max-new-tokens", type=int, default=512)
+    ap.add_argument(
+        "--html-chars", type=int, default=None, help="prompt HTML budget (default: each checkpoint's own)"
+    )
+    ap.add_argument(
+        "--no-hints", action="store_true", help="leave out the hints a hinted checkpoint was trained with"
+    )
     args = ap.parse_args()
     ts = list(iter_transitions(load_corpus()[args.split]))
     with Renderer() as r:
         models = {"copy": WorldModel.load("copy", renderer=r)}
         for path in args.checkpoints:
-            opts = {"max_new_tokens": args.max_new_tokens, "html_chars": args.html_chars}
+            opts = {"max_new_tokens": args.max_new_tokens}
+            if args.html_chars:
+                opts["html_chars"] = args.html_chars
+            if args.no_hints:
+                opts["hints"] = False
             models[path] = WorldModel.load(f"hf:{path}", renderer=r, **opts)
         modes = {name: "document" if name == "copy" else "edit" for name in models}
         figs = evaluate(models, ts, r, None, lpips=None, modes=modes)

@@ -40,7 +40,9 @@ def main():
     ap.add_argument("--checkpoint", default=None, help="a trained checkpoint folder to add in both modes")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--max-new-tokens", type=int, default=512)
-    ap.add_argument("--html-chars", type=int, default=1500, help="the checkpoint's prompt HTML budget")
+    ap.add_argument(
+        "--html-chars", type=int, default=None, help="prompt HTML budget (default: the checkpoint's own)"
+    )
     ap.add_argument("--tries", type=int, default=4, help="edit_tries of the checkpoint's last arm")
     args = ap.parse_args()
     ds = load_corpus()["test"]
@@ -60,11 +62,9 @@ def main():
     with Renderer() as r:
         models = {}
         for name, spec, _ in arms:
-            opts = (
-                {"max_new_tokens": args.max_new_tokens, "html_chars": args.html_chars}
-                if spec.startswith("hf:")
-                else {}
-            )
+            opts = {"max_new_tokens": args.max_new_tokens} if spec.startswith("hf:") else {}
+            if spec.startswith("hf:") and args.html_chars:
+                opts["html_chars"] = args.html_chars
             if name.endswith("tries)"):
                 opts["edit_tries"] = args.tries
             models[name] = WorldModel.load(spec, renderer=r, strict_edits=name in strict, **opts)

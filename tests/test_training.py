@@ -9,9 +9,11 @@ import torch
 
 from corpus.store import load_corpus
 from training.config import preset
-from training.data import to_examples
+from training.data import _shift_edit, to_examples
 from training.train import _load, init_checkpoint, run_grpo, run_sft, sft_examples, train, training_examples
 from worldmodel.backends.hf import TransformersBackend
+from worldmodel.dataset import iter_transitions
+from worldmodel.prompt import HINT_NOTE, NO_HINT, cut_hint
 
 
 def _cfg(tmp_path, **kw):
@@ -178,3 +180,54 @@ def test_shift_copies_move_every_number_by_the_hidden_elements(renderer):
             if n0:
                 n = re.search(r"Action target: n=(\d+)", c["prompt"][1]["content"][1]["text"])[1]
                 assert int(n) == int(n0[1]) + shift
+
+
+def _hint(example) -> str | None:
+    text = example["prompt"][1]["content"][1]["text"]
+    if HINT_NOTE not in text:
+        return None
+    return text.split(HINT_NOTE + "\n", 1)[1].split("\nOutput only the edit", 1)[0]
+
+
+def test_hints_come_from_another_app_and_move_with_their_copies(renderer):
+    ds = load_corpus()["train"]
+    taps = [i for i, a in enumerate(ds["action_type"]) if a == "tap"]
+    notes = [i for i in taps if ds[i]["app"] == "phone-notes"][:3]
+    contacts = [i for i in taps if ds[i]["app"] == "phone-contacts"][:3]
+    # one app alone: nothing else to take a hint from, so every prompt says so
+    alone = to_examples(ds.select(notes), True, 800, target="edit", renderer=renderer, hints=True)
+    assert [_hint(e) for e in alone] == [NO_HINT] * len(notes)
+    # two apps that share a phone shell: each finds the other's edits
+    both = to_examples(
+        ds.select(notes + contacts), True, 800, target="edit", renderer=renderer, shift_copies=1, hints=True
+    )
+    hints = [_hint(e) for e in both[::2]]
+    assert None not in hints and sum(h != NO_HINT for h in hints) >= 2
+    for orig, moved in zip(both[::2], both[1::2]):
+        k = moved["edits_html"].count("<span hidden></span>")
+        h = _hint(orig)
+        want = h if h == NO_HINT else _shift_edit(h, k)
+        assert _hint(moved) == want
+    # without hints, no hint section
+    plain = to_examples(ds.select(notes[:1]), True, 800, target="edit", renderer=renderer)
+    assert _hint(plain[0]) is None
+
+
+def test_a_hinted_checkpoint_says_so_and_its_backend_shows_hints(tmp_path, renderer):
+    from worldmodel.types import Query
+
+    cfg = _cfg(tmp_path, preset="small", target="edit", with_html=True, hints=True, sft_steps=1, grpo_steps=0)
+    cfg.max_train_examples = 6
+    final = train(cfg, echo=lambda s: None)
+    opts = json.loads((final / "worldmodel.json").read_text())
+    assert opts == {"html_chars": 300, "hints": True}
+    backend = TransformersBackend(final, device="cpu", max_new_tokens=4)
+    backend.use_renderer(renderer)
+    assert backend.hints and backend.html_chars == 300
+    t = next(iter_transitions(load_corpus()["test"].select([0])))
+    q = Query(t.screen, t.action, t.goal)
+    assert HINT_NOTE in backend._prompts([q], "edit")[0][0]
+    unhinted = TransformersBackend(final, device="cpu", hints=False)
+    assert HINT_NOTE not in unhinted._prompts([q], "edit")[0][0]
+    # a hint longer than a prompt shows is cut at a line, never inside one
+    assert cut_hint('text 1 "a"\ntext 2 "bb"\ntext 3 "ccc"', 26) == 'text 1 "a"\ntext 2 "bb"'

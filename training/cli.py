@@ -35,6 +35,9 @@ def train_command(
     shift_copies: int = typer.Option(
         None, help="edit targets: SFT copies of each example with its element numbers shifted"
     ),
+    hints: bool = typer.Option(
+        None, "--hints/--no-hints", help="edit targets: show the nearest recorded edit in each prompt"
+    ),
     sft_lr: float = typer.Option(None, help="SFT learning rate"),
     use_vllm: bool = typer.Option(
         None, "--use-vllm/--no-vllm", help="GRPO generation through trl's vLLM (GPU)"
@@ -71,6 +74,7 @@ def train_command(
             max_prompt_html_chars=max_prompt_html_chars,
             max_edit_chars=max_edit_chars,
             shift_copies=shift_copies,
+            hints=hints,
             sft_lr=sft_lr,
             use_vllm=use_vllm,
             vllm_mode=vllm_mode,

@@ -53,6 +53,10 @@ class TrainConfig:
     # shifted by hidden elements first in the body (training/data.py), so the model reads numbers
     # off the screen instead of remembering a training app's.
     shift_copies: int = 0
+    # Edit targets only: each prompt also shows the nearest recorded transition's edit,
+    # re-addressed onto the current screen (training: from another app; prediction: from the
+    # bundled corpus' training split, recorded in the checkpoint's worldmodel.json).
+    hints: bool = False
     # stage 1: SFT
     sft_steps: int = 120
     sft_lr: float = 1e-3

@@ -26,6 +26,7 @@ def to_examples(
     typing_copies: int = 0,
     seed: int = 0,
     shift_copies: int = 0,
+    hints: bool = False,
 ) -> list[dict]:
     """One example per transition, in trl's conversational prompt-completion layout.
 
@@ -50,6 +51,11 @@ def to_examples(
     the recorded word, so they are for SFT, not for rewards on pixels. A shifted copy of a recorded
     transition draws exactly what was recorded (hidden elements draw nothing), so GRPO samples on
     it too: there a remembered number is a wrong one, and the rewards say so.
+
+    `hints` (edit targets): each prompt also shows the retrieval transplant of the nearest
+    transition of *another* app (`app_hints`), as a hinted checkpoint sees at prediction time
+    the nearest training transition of an app it has not seen; copies carry it moved and retyped
+    as their edit is.
     """
     rows = ds if not limit else ds.select(range(min(limit, len(ds))))
     ts = [from_row(row) for row in rows]
@@ -59,10 +65,11 @@ def to_examples(
     else:
         targets = [None] * len(ts)
     words = _words(ts) if typing_copies else []
+    hinted = app_hints(ts, renderer) if hints and focus else [None] * len(ts)
     rng = random.Random(seed)
     out = []
 
-    def example(t, pngs, cur: str, nxt: str, action, n, augmented: bool, text: str) -> dict:
+    def example(t, pngs, cur: str, nxt: str, action, n, augmented: bool, text: str, hint) -> dict:
         edit = target == "edit" and bool(cur)
         screen = dataclasses.replace(t.screen, html=cur) if cur != t.screen.html else t.screen
         messages, image = build_messages(
@@ -74,6 +81,7 @@ def to_examples(
             "edit" if edit else "document",
             focus=focus,
             target=n,
+            hint=hint if edit else None,
         )
         vp = t.screen.viewport()
         return {
@@ -91,11 +99,11 @@ def to_examples(
             "augmented": augmented,
         }
 
-    for t, n in zip(ts, targets):
+    for t, n, hint in zip(ts, targets, hinted):
         cur, nxt = t.screen.html or "", t.next_screen.html or ""
         edit = target == "edit" and bool(cur)
         recorded = diff(cur, nxt) if edit else nxt  # a document target where there is no HTML to edit
-        variants = [(t.action, recorded, nxt, False)]
+        variants = [(t.action, recorded, nxt, False, hint)]
         pngs = (t.screen.png(), t.next_screen.png())  # every copy shows the recorded screenshots
         typed = t.action.text if t.action.type == "type" else None
         if edit and typed and words:
@@ -103,9 +111,10 @@ def to_examples(
                 swapped = _retyped(recorded, typed, word)
                 if word != typed and swapped is not None:
                     action = dataclasses.replace(t.action, text=word)
-                    variants.append((action, swapped, apply(cur, swapped), True))
-        for action, text, a_nxt, augmented in variants:
-            out.append(example(t, pngs, cur, a_nxt, action, n, augmented, text))
+                    retyped_hint = hint and (_retyped(hint, typed, word) or hint)
+                    variants.append((action, swapped, apply(cur, swapped), True, retyped_hint))
+        for action, text, a_nxt, augmented, a_hint in variants:
+            out.append(example(t, pngs, cur, a_nxt, action, n, augmented, text, a_hint))
             if not edit:
                 continue
             for _ in range(shift_copies):
@@ -114,9 +123,38 @@ def to_examples(
                 moved = _shift_edit(text, k)
                 out.append(
                     example(
-                        t, pngs, _hidden_first(cur, k), _hidden_first(a_nxt, k), action, m, augmented, moved
+                        t,
+                        pngs,
+                        _hidden_first(cur, k),
+                        _hidden_first(a_nxt, k),
+                        action,
+                        m,
+                        augmented,
+                        moved,
+                        a_hint and _shift_edit(a_hint, k),
                     )
                 )
+    return out
+
+
+def app_hints(ts, renderer) -> list[str]:
+    """Per transition, the edit of the nearest transition of another app, transplanted onto its
+    screen ("" when nothing carries over). Other apps only: a hinted model predicts on apps it has
+    not seen, whose nearest recorded transitions are all another app's, and it must learn from
+    hints that are as often wrong as there (leave-one-app-out)."""
+    from worldmodel.backends.retrieval import RetrievalBackend
+
+    out = [""] * len(ts)
+    for app in sorted({t.app for t in ts}):
+        others = [t for t in ts if t.app != app]
+        if not others:
+            continue
+        index = RetrievalBackend.from_transitions(others)
+        index.use_renderer(renderer)
+        mine = [i for i, t in enumerate(ts) if t.app == app]
+        got = index.complete_edits([Query(ts[i].screen, ts[i].action, ts[i].goal) for i in mine])
+        for i, hint in zip(mine, got):
+            out[i] = str(hint)
     return out
 
 

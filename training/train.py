@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from worldmodel.backends.hf import PROMPT_FILE
 from worldmodel.dataset import load_corpus, row_action
 from worldmodel.device import on_cpu, resolve_device, resolve_dtype
 
@@ -192,6 +193,7 @@ def training_examples(cfg: TrainConfig, train_ds) -> list[dict]:
             cfg.typing_copies,
             cfg.seed,
             cfg.shift_copies,
+            cfg.hints,
         )
     return examples
 
@@ -216,10 +218,15 @@ def _target(example: dict) -> str:
     return example["completion"][0]["content"][0]["text"]
 
 
-def _save(trainer, processor, path: Path) -> Path:
+def _save(trainer, processor, path: Path, cfg: TrainConfig) -> Path:
     trainer.save_model(str(path))
     processor.save_pretrained(str(path))
     processor.tokenizer.save_pretrained(str(path))
+    # how the prompts looked, so loading the checkpoint builds them the same way
+    opts = {"html_chars": cfg.max_prompt_html_chars, "hints": cfg.hints and cfg.target == "edit"}
+    tmp = path / (PROMPT_FILE + ".tmp")
+    tmp.write_text(json.dumps(opts, indent=2))
+    tmp.replace(path / PROMPT_FILE)
     return path
 
 
@@ -249,7 +256,7 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         echo(f"stage 1: SFT for {cfg.sft_steps} steps")
         trainer, result = run_sft(cfg, model, processor, imitate, cfg.sft_steps, out / "sft", resume)
         figures["sft_loss"] = result.training_loss
-        _save(trainer, processor, out / "sft" / "final")
+        _save(trainer, processor, out / "sft" / "final", cfg)
         model = trainer.model
     if cfg.grpo_steps > 0:
         echo(f"stage 2: GRPO for {cfg.grpo_steps} steps, {cfg.num_generations} renders per prompt")
@@ -259,7 +266,7 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         rewards = [h for h in trainer.state.log_history if "reward" in h]
         figures["grpo_reward_first"] = rewards[0]["reward"] if rewards else None
         figures["grpo_reward_last"] = rewards[-1]["reward"] if rewards else None
-    final = _save(trainer, processor, out / "final") if (cfg.sft_steps or cfg.grpo_steps) else start
+    final = _save(trainer, processor, out / "final", cfg) if (cfg.sft_steps or cfg.grpo_steps) else start
     (out / "figures.json").write_text(json.dumps(figures, indent=2))
     echo(f"saved {final}: {json.dumps(figures)}")
     return final

@@ -33,8 +33,28 @@ APPLIED_NOTE = (
     "The browser has already carried this action out on the screen shown; write only how the app "
     "reacts to it."
 )
+HINT_NOTE = (
+    "A recorded step like this one (the nearest screenshot and action, from another app) changed "
+    "its screen like this; its edit, re-addressed onto this screen, may or may not fit here:"
+)
+NO_HINT = "(nothing of it carries over to this screen)"
 MODES = ("document", "edit", "auto")
 MAX_HTML_CHARS = 6000
+# Longest hint a prompt shows; a longer one is cut at a line, so every line shown is whole.
+MAX_HINT_CHARS = 1600
+
+
+def cut_hint(hint: str, limit: int = MAX_HINT_CHARS) -> str:
+    """`hint`'s first lines, as many as fit in `limit` characters."""
+    if len(hint) <= limit:
+        return hint
+    out, n = [], 0
+    for line in hint.splitlines():
+        n += len(line) + 1
+        if n > limit:
+            break
+        out.append(line)
+    return "\n".join(out)
 
 
 def draw_action(image: Image.Image, action: Action) -> Image.Image:
@@ -80,11 +100,14 @@ def prompt_text(
     applied: bool = False,
     focus: bool = False,
     target: int | None = None,
+    hint: str | None = None,
 ) -> str:
     """The user turn's text. In "edit" mode the current HTML (numbered, always included) is what
     the model edits and the contract asks for an edit instead of a document. With `focus` (edit
     mode), a line names the element the action acts on (`target`, worldmodel/focus.py) and the
-    numbered HTML shown is the part that starts just before it."""
+    numbered HTML shown is the part that starts just before it. With `hint` (edit mode; "" when
+    nothing carried over), the prompt also shows a recorded transition's edit re-addressed onto
+    this screen (worldmodel/transplant.py): the model learns when to follow it."""
     w, h = screen.viewport().width, screen.viewport().height
     lines = [
         f"Screen size: {w}x{h} CSS px.",
@@ -109,6 +132,8 @@ def prompt_text(
             )
             + html
         )
+    if edit and hint is not None:
+        lines.append(HINT_NOTE + "\n" + (cut_hint(hint) or NO_HINT))
     if applied:
         lines.append(APPLIED_NOTE)
     lines.append(EDIT_CONTRACT if edit else CONTRACT.format(w=w, h=h))
@@ -125,6 +150,7 @@ def build_messages(
     applied: bool = False,
     focus: bool = False,
     target: int | None = None,
+    hint: str | None = None,
 ):
     """Chat messages (with one image slot) and the image that fills it."""
     image = draw_action(screen.image, action)
@@ -138,7 +164,7 @@ def build_messages(
                 {
                     "type": "text",
                     "text": prompt_text(
-                        screen, action, goal, with_html, html_chars, mode, applied, focus, target
+                        screen, action, goal, with_html, html_chars, mode, applied, focus, target, hint
                     ),
                 },
             ],

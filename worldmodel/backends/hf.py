@@ -1,11 +1,13 @@
 """A local transformers VLM (Qwen-VL family) loaded from a path; device and dtype are configuration.
 
 A batch of queries is one `generate` call: prompts are left-padded so every row's new tokens
-start at the same column.
+start at the same column. A checkpoint trained here says in its `worldmodel.json` how its
+prompts looked (HTML budget, hints), so loading it needs no options to match them.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ..device import resolve_device, resolve_dtype
@@ -15,6 +17,8 @@ from ..prompt import MAX_HTML_CHARS, build_messages
 from ..types import Completion, Query
 
 DEFAULT_MAX_NEW_TOKENS = 2048
+# Written next to a trained checkpoint: the prompt options it was trained with.
+PROMPT_FILE = "worldmodel.json"
 RETRY_TEMPERATURE = 0.7  # sampling the further tries of an edit that did not apply
 
 
@@ -32,9 +36,11 @@ class TransformersBackend:
         temperature: float = 0.0,
         with_html: bool = True,
         batch_size: int = 8,
-        html_chars: int = MAX_HTML_CHARS,
+        html_chars: int | None = None,
         focus: bool = True,
         edit_tries: int = 1,
+        hints: bool | None = None,
+        hint_corpus: str | None = None,
         model=None,
         processor=None,
     ):
@@ -62,7 +68,14 @@ class TransformersBackend:
             self.processor.tokenizer.pad_token = self.processor.tokenizer.eos_token
         self.max_new_tokens, self.temperature, self.with_html = max_new_tokens, temperature, with_html
         self.batch_size = batch_size
-        self.html_chars = html_chars  # as long as the model saw in training
+        trained = _prompt_options(p)
+        # as long as the model saw in training
+        self.html_chars = html_chars or trained.get("html_chars", MAX_HTML_CHARS)
+        # edit prompts show the nearest recorded transition's edit, re-addressed onto the screen,
+        # from the training split of `hint_corpus` (None: the bundled corpus), as in training
+        self.hints = trained.get("hints", False) if hints is None else hints
+        self.hint_corpus = hint_corpus
+        self._index = None
         # edit prompts name the element the action acts on (worldmodel/focus.py), found from a
         # render of the current screen: the WorldModel lends its renderer
         self.focus = focus
@@ -86,6 +99,8 @@ class TransformersBackend:
         "html_chars",
         "focus",
         "edit_tries",
+        "hints",
+        "hint_corpus",
     )
 
     @classmethod
@@ -124,14 +139,34 @@ class TransformersBackend:
         """(chat text, image) per query; edit prompts name the element each action acts on."""
         focus = mode == "edit" and self.focus
         targets = action_targets(self._renderer, queries) if focus else [None] * len(queries)
+        hints = self._hints(queries) if mode == "edit" and self.hints else [None] * len(queries)
         out = []
-        for q, target in zip(queries, targets):
+        for q, target, hint in zip(queries, targets, hints):
             messages, image = build_messages(
-                q.screen, q.action, q.goal, self.with_html, self.html_chars, mode, q.applied, focus, target
+                q.screen,
+                q.action,
+                q.goal,
+                self.with_html,
+                self.html_chars,
+                mode,
+                q.applied,
+                focus,
+                target,
+                hint,
             )
             text = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
             out.append((text, image))
         return out
+
+    def _hints(self, queries: list[Query]) -> list[str]:
+        """The retrieval transplant of each query (worldmodel/transplant.py), "" where none carries over."""
+        if self._index is None:
+            from .retrieval import RetrievalBackend
+
+            self._index = RetrievalBackend.from_corpus(self.hint_corpus)
+            if self._renderer is not None:
+                self._index.use_renderer(self._renderer)
+        return [str(h) for h in self._index.complete_edits(queries)]
 
     def _batched(self, prompts: list[tuple[str, object]], samples: int = 0) -> list[str]:
         """Completions in prompt order; with `samples`, that many sampled ones per prompt."""
@@ -161,3 +196,15 @@ class TransformersBackend:
             ids = self.model.generate(**inputs, **gen)
         new = ids[:, inputs["input_ids"].shape[1] :]
         return self.processor.tokenizer.batch_decode(new, skip_special_tokens=True)
+
+
+def _prompt_options(path: Path) -> dict:
+    """The prompt options a checkpoint was trained with ({} when it does not say)."""
+    f = path / PROMPT_FILE
+    if not f.is_file():
+        return {}
+    try:
+        opts = json.loads(f.read_text())
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{f} is not readable JSON: {e}") from e
+    return opts if isinstance(opts, dict) else {}
