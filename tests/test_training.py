@@ -76,6 +76,8 @@ def test_train_saves_a_checkpoint_predict_next_loads(tmp_path, renderer):
     final = train(cfg, echo=lambda s: None)
     assert json.loads((tmp_path / "figures.json").read_text())["sft_loss"] > 0
     backend = TransformersBackend(final, device="cpu", max_new_tokens=8)
+    # trained without the current HTML in its prompts (the tiny preset), so predicting shows none
+    assert not backend.with_html and TransformersBackend(final, device="cpu", with_html=True).with_html
     from corpus.store import iter_transitions
     from worldmodel import predict_next
 
@@ -220,7 +222,7 @@ def test_a_hinted_checkpoint_says_so_and_its_backend_shows_hints(tmp_path, rende
     cfg.max_train_examples = 6
     final = train(cfg, echo=lambda s: None)
     opts = json.loads((final / "worldmodel.json").read_text())
-    assert opts == {"html_chars": 300, "hints": True}
+    assert opts == {"with_html": True, "html_chars": 300, "hints": True}
     backend = TransformersBackend(final, device="cpu", max_new_tokens=4)
     backend.use_renderer(renderer)
     assert backend.hints and backend.html_chars == 300

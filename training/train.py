@@ -223,7 +223,11 @@ def _save(trainer, processor, path: Path, cfg: TrainConfig) -> Path:
     processor.save_pretrained(str(path))
     processor.tokenizer.save_pretrained(str(path))
     # how the prompts looked, so loading the checkpoint builds them the same way
-    opts = {"html_chars": cfg.max_prompt_html_chars, "hints": cfg.hints and cfg.target == "edit"}
+    opts = {
+        "with_html": cfg.with_html,
+        "html_chars": cfg.max_prompt_html_chars,
+        "hints": cfg.hints and cfg.target == "edit",
+    }
     tmp = path / (PROMPT_FILE + ".tmp")
     tmp.write_text(json.dumps(opts, indent=2))
     tmp.replace(path / PROMPT_FILE)

@@ -2,7 +2,7 @@
 
 A batch of queries is one `generate` call: prompts are left-padded so every row's new tokens
 start at the same column. A checkpoint trained here says in its `worldmodel.json` how its
-prompts looked (HTML budget, hints), so loading it needs no options to match them.
+prompts looked (current HTML shown or not, its budget, hints), so loading it needs no options to match them.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class TransformersBackend:
         dtype: str = "auto",
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 0.0,
-        with_html: bool = True,
+        with_html: bool | None = None,
         batch_size: int = 8,
         html_chars: int | None = None,
         focus: bool = True,
@@ -66,9 +66,11 @@ class TransformersBackend:
         self.processor.tokenizer.padding_side = "left"
         if self.processor.tokenizer.pad_token is None:
             self.processor.tokenizer.pad_token = self.processor.tokenizer.eos_token
-        self.max_new_tokens, self.temperature, self.with_html = max_new_tokens, temperature, with_html
+        self.max_new_tokens, self.temperature = max_new_tokens, temperature
         self.batch_size = batch_size
         trained = _prompt_options(p)
+        # document prompts show the current HTML unless the model was trained without it
+        self.with_html = trained.get("with_html", True) if with_html is None else with_html
         # as long as the model saw in training
         self.html_chars = html_chars or trained.get("html_chars", MAX_HTML_CHARS)
         # edit prompts show the nearest recorded transition's edit, re-addressed onto the screen,
