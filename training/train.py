@@ -136,6 +136,9 @@ def run_grpo(
     from trl import GRPOConfig, GRPOTrainer
 
     w = cfg.rewards
+    funcs = reward_functions(renderer, w.ssim_share, w.sem_metric, text=bool(w.text))
+    # each function's weight by its name, so which rewards take part is decided in one place
+    weight = {"r_sem": w.semantic, "r_act": w.action, "r_format": w.format, "r_text": w.text}
     args = GRPOConfig(
         output_dir=str(out),
         max_steps=steps,
@@ -145,7 +148,7 @@ def run_grpo(
         learning_rate=cfg.grpo_lr,
         temperature=cfg.temperature,
         beta=cfg.beta,
-        reward_weights=[w.semantic, w.action, w.format] + ([w.text] if w.text else []),
+        reward_weights=[weight[f.__name__] for f in funcs],
         remove_unused_columns=False,
         log_completions=False,
         **vllm_args(cfg),
@@ -153,7 +156,7 @@ def run_grpo(
     )
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=reward_functions(renderer, w.ssim_share, w.sem_metric, text=bool(w.text)),
+        reward_funcs=funcs,
         args=args,
         train_dataset=grpo_dataset(examples),
         processing_class=processor,
