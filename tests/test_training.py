@@ -9,7 +9,7 @@ import torch
 
 from corpus.store import load_corpus
 from training.config import preset
-from training.data import _shift_edit, to_examples
+from training.data import _shift_edit, action_repeats, to_examples
 from training.train import _load, init_checkpoint, run_grpo, run_sft, sft_examples, train, training_examples
 from worldmodel.backends.hf import TransformersBackend
 from worldmodel.dataset import iter_transitions
@@ -182,6 +182,58 @@ def test_shift_copies_move_every_number_by_the_hidden_elements(renderer):
             if n0:
                 n = re.search(r"Action target: n=(\d+)", c["prompt"][1]["content"][1]["text"])[1]
                 assert int(n) == int(n0[1]) + shift
+
+
+def test_rare_action_types_come_back_as_often_as_the_mean_type(renderer):
+    # 8 taps, 2 long presses, 1 back: the mean type has 11/3 examples
+    assert action_repeats(["tap"] * 8 + ["long_press"] * 2 + ["back"], 4) == [1] * 8 + [2, 2, 4]
+    assert action_repeats(["tap"] * 8 + ["back"], 3) == [1] * 8 + [3]  # capped at `most`
+    assert action_repeats(["tap", "back"], 0) == [1, 1]
+    ds = load_corpus()["train"]
+    types = ds["action_type"]
+    rows = ds.select([i for i, a in enumerate(types) if a == "tap"][:6] + [types.index("long_press")])
+    examples = to_examples(
+        rows, True, 800, target="edit", renderer=renderer, shift_copies=1, balance_actions=4
+    )
+    # the long press (repeat round(3.5 / 1) = 4) brings itself and its copy 4 times; taps once
+    presses = [e for e in examples if json.loads(e["action"])["type"] == "long_press"]
+    assert len(examples) == 2 * 6 + len(presses) and len(presses) == 2 * 4
+    # every repeat is a shifted copy of the recorded example, never the same prompt twice
+    assert len({e["edits_html"] for e in presses}) > 1
+    assert all(
+        e["edits_html"].replace("<span hidden></span>", "") == presses[0]["edits_html"] for e in presses
+    )
+    # off by default: as recorded
+    assert len(to_examples(rows, True, 800, target="edit", renderer=renderer, shift_copies=1)) == 2 * 7
+
+
+def test_retitle_copies_change_the_tapped_text_on_screen_and_in_the_edit(renderer):
+    from training.data import _carried_strings
+    from worldmodel.edit import apply
+
+    ds = load_corpus()["train"]
+    notes = ds.select([i for i, a in enumerate(ds["app"]) if a == "phone-notes"][:40])
+    examples = to_examples(notes, True, 1500, target="edit", renderer=renderer, retitle_copies=2)
+    assert any(e["augmented"] for e in examples), "a note opened from its row carries its title"
+    orig = None
+    for e in examples:  # each copy follows the example it was made from
+        if not e["augmented"]:
+            orig = e
+            continue
+        cur, edit = orig["edits_html"], orig["completion"][0]["content"][0]["text"]
+        n = int(re.search(r"Action target: n=(\d+)", orig["prompt"][1]["content"][1]["text"])[1])
+        swaps = []
+        for old in _carried_strings(cur, edit, n):
+            i = cur.index(old)
+            new = e["edits_html"][i : i + len(e["edits_html"]) - len(cur) + len(old)]
+            swaps.append((old, new, cur.replace(old, new), edit.replace(old, new)))
+        # one text of the tapped element, swapped on the screen and in the edit alike
+        have = (e["edits_html"], e["completion"][0]["content"][0]["text"])
+        assert any(new != old and (c, d) == have for old, new, c, d in swaps)
+        assert apply(e["edits_html"], e["completion"][0]["content"][0]["text"]) == e["next_html"]
+        assert e["images"][0].tobytes() == orig["images"][0].tobytes()  # hence SFT only
+    # off by default
+    assert not any(e["augmented"] for e in to_examples(notes, True, 1500, target="edit", renderer=renderer))
 
 
 def _hint(example) -> str | None:
