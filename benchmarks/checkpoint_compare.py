@@ -1,9 +1,10 @@
 """Several trained checkpoints writing edits, against `copy`, on one split of the bundled corpus.
 
-    python benchmarks/checkpoint_compare.py [--split test] [--max-new-tokens 512] [--no-hints] CHECKPOINT...
+    python benchmarks/checkpoint_compare.py [--split test] [--max-new-tokens 512] [--tries 1] [--no-hints] CHECKPOINT...
 
 edit_bench.py runs every backend and decoding policy for one checkpoint; this runs one policy
-(greedy, the lines that apply are carried out) for many, which is what choosing between
+(greedy, the lines that apply are carried out; with --tries N, up to N-1 sampled edits more
+where the greedy one does not apply in full, and the screen kept where none does) for many, which is what choosing between
 training recipes needs: the same split, the same renderer, `copy` measured in the same run.
 Each row: SSIM, text F1, element F1, their gains over `copy`, and the share of edits with a
 line that did not apply.
@@ -27,6 +28,7 @@ def main():
     ap.add_argument(
         "--html-chars", type=int, default=None, help="prompt HTML budget (default: each checkpoint's own)"
     )
+    ap.add_argument("--tries", type=int, default=1, help="edits to try per query until one applies in full")
     ap.add_argument(
         "--no-hints", action="store_true", help="leave out the hints a hinted checkpoint was trained with"
     )
@@ -35,7 +37,7 @@ def main():
     with Renderer() as r:
         models = {"copy": WorldModel.load("copy", renderer=r)}
         for path in args.checkpoints:
-            opts = {"max_new_tokens": args.max_new_tokens}
+            opts = {"max_new_tokens": args.max_new_tokens, "edit_tries": args.tries}
             if args.html_chars:
                 opts["html_chars"] = args.html_chars
             if args.no_hints:
