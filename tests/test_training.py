@@ -9,7 +9,7 @@ import torch
 
 from corpus.store import load_corpus
 from training.config import preset
-from training.data import _shift_edit, action_repeats, to_examples
+from training.data import _shift_edit, to_examples
 from training.train import _load, init_checkpoint, run_grpo, run_sft, sft_examples, train, training_examples
 from worldmodel.backends.hf import TransformersBackend
 from worldmodel.dataset import iter_transitions
@@ -182,29 +182,6 @@ def test_shift_copies_move_every_number_by_the_hidden_elements(renderer):
             if n0:
                 n = re.search(r"Action target: n=(\d+)", c["prompt"][1]["content"][1]["text"])[1]
                 assert int(n) == int(n0[1]) + shift
-
-
-def test_rare_action_types_come_back_as_often_as_the_mean_type(renderer):
-    # 8 taps, 2 long presses, 1 back: the mean type has 11/3 examples
-    assert action_repeats(["tap"] * 8 + ["long_press"] * 2 + ["back"], 4) == [1] * 8 + [2, 2, 4]
-    assert action_repeats(["tap"] * 8 + ["back"], 3) == [1] * 8 + [3]  # capped at `most`
-    assert action_repeats(["tap", "back"], 0) == [1, 1]
-    ds = load_corpus()["train"]
-    types = ds["action_type"]
-    rows = ds.select([i for i, a in enumerate(types) if a == "tap"][:6] + [types.index("long_press")])
-    examples = to_examples(
-        rows, True, 800, target="edit", renderer=renderer, shift_copies=1, balance_actions=4
-    )
-    # the long press (repeat round(3.5 / 1) = 4) brings itself and its copy 4 times; taps once
-    presses = [e for e in examples if json.loads(e["action"])["type"] == "long_press"]
-    assert len(examples) == 2 * 6 + len(presses) and len(presses) == 2 * 4
-    # every repeat is a shifted copy of the recorded example, never the same prompt twice
-    assert len({e["edits_html"] for e in presses}) > 1
-    assert all(
-        e["edits_html"].replace("<span hidden></span>", "") == presses[0]["edits_html"] for e in presses
-    )
-    # off by default: as recorded
-    assert len(to_examples(rows, True, 800, target="edit", renderer=renderer, shift_copies=1)) == 2 * 7
 
 
 def test_retitle_copies_change_the_tapped_text_on_screen_and_in_the_edit(renderer):

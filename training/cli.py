@@ -38,9 +38,6 @@ def train_command(
     hints: bool = typer.Option(
         None, "--hints/--no-hints", help="edit targets: show the nearest recorded edit in each prompt"
     ),
-    balance_actions: int = typer.Option(
-        None, help="edit targets: repeat rare action types' examples up to this many times (0: off)"
-    ),
     retitle_copies: int = typer.Option(
         None, help="edit targets: SFT copies with the tapped element's text changed in screen and edit"
     ),
@@ -81,7 +78,6 @@ def train_command(
             max_edit_chars=max_edit_chars,
             shift_copies=shift_copies,
             hints=hints,
-            balance_actions=balance_actions,
             retitle_copies=retitle_copies,
             sft_lr=sft_lr,
             use_vllm=use_vllm,

@@ -57,11 +57,6 @@ class TrainConfig:
     # re-addressed onto the current screen (training: from another app; prediction: from the
     # bundled corpus' training split, recorded in the checkpoint's worldmodel.json).
     hints: bool = False
-    # Edit targets only: SFT and GRPO see an example of a rare action type (long press, home, a
-    # key) up to this many times as often, as shifted copies, so each type weighs about the mean
-    # type's share (0 = as recorded). Taps are most of any corpus; a small model otherwise
-    # answers every long press with the page a tap there opens.
-    balance_actions: int = 0
     # Edit targets only: SFT also sees each example this many times with the text the edit copies
     # from the element the action acts on (a tapped note's title) changed on the screen and in the
     # edit alike (training/data.py), so the model copies what it tapped.

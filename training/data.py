@@ -6,7 +6,6 @@ import dataclasses
 import json
 import random
 import re
-from collections import Counter
 
 from datasets import Dataset
 
@@ -28,7 +27,6 @@ def to_examples(
     seed: int = 0,
     shift_copies: int = 0,
     hints: bool = False,
-    balance_actions: int = 0,
     retitle_copies: int = 0,
 ) -> list[dict]:
     """One example per transition, in trl's conversational prompt-completion layout.
@@ -60,11 +58,6 @@ def to_examples(
     the nearest training transition of an app it has not seen; copies carry it moved and retyped
     as their edit is.
 
-    `balance_actions` (edit targets): an example of a rare action type (a long press among
-    hundreds of taps) comes back up to that many times as often, as further shifted copies, so
-    that each type weighs about as much as the mean type (`action_repeats`). Without it a small
-    model answers every long press as the tap it resembles.
-
     `retitle_copies` (edit targets): where the edit carries a text of the element the action acts
     on (a tapped note's title becomes its page's title), each example also comes back up to that
     many times with that text changed on the current screen and in the edit alike, so a model
@@ -80,7 +73,6 @@ def to_examples(
         targets = [None] * len(ts)
     words = _words(ts) if typing_copies or retitle_copies else []
     hinted = app_hints(ts, renderer) if hints and focus else [None] * len(ts)
-    repeats = action_repeats([t.action.type for t in ts], balance_actions if focus else 0)
     rng = random.Random(seed)
     out = []
 
@@ -114,7 +106,7 @@ def to_examples(
             "augmented": augmented,
         }
 
-    for t, n, hint, rep in zip(ts, targets, hinted, repeats):
+    for t, n, hint in zip(ts, targets, hinted):
         cur, nxt = t.screen.html or "", t.next_screen.html or ""
         edit = target == "edit" and bool(cur)
         recorded = diff(cur, nxt) if edit else nxt  # a document target where there is no HTML to edit
@@ -144,9 +136,7 @@ def to_examples(
             out.append(example(t, pngs, a_cur, a_nxt, action, n, augmented, text, a_hint))
             if not edit:
                 continue
-            # a rare action type's example comes back `rep` times: itself and its shifted
-            # copies, then that many again, shifted anew, for every further repeat
-            for _ in range(shift_copies + (rep - 1) * (1 + shift_copies)):
+            for _ in range(shift_copies):
                 k = rng.randint(1, MAX_SHIFT)
                 m = n + k if n else n  # the body (0) keeps its number
                 moved = _shift_edit(text, k)
@@ -199,16 +189,6 @@ def _reshaped(text: str, rng: random.Random, words: list[str]) -> str:
         return w.capitalize() if tok[0].isupper() else w.lower()
 
     return _TOKEN.sub(swap, text)
-
-
-def action_repeats(types: list[str], most: int) -> list[int]:
-    """How many times each example counts so that every action type weighs about the mean
-    type's share: round(mean count / its type's count), from 1 up to `most` (0 or 1: all 1)."""
-    if most < 2 or not types:
-        return [1] * len(types)
-    counts = Counter(types)
-    mean = len(types) / len(counts)
-    return [max(1, min(most, round(mean / counts[a]))) for a in types]
 
 
 def app_hints(ts, renderer) -> list[str]:
