@@ -184,35 +184,6 @@ def test_shift_copies_move_every_number_by_the_hidden_elements(renderer):
                 assert int(n) == int(n0[1]) + shift
 
 
-def test_retitle_copies_change_the_tapped_text_on_screen_and_in_the_edit(renderer):
-    from training.data import _carried_strings
-    from worldmodel.edit import apply
-
-    ds = load_corpus()["train"]
-    notes = ds.select([i for i, a in enumerate(ds["app"]) if a == "phone-notes"][:40])
-    examples = to_examples(notes, True, 1500, target="edit", renderer=renderer, retitle_copies=2)
-    assert any(e["augmented"] for e in examples), "a note opened from its row carries its title"
-    orig = None
-    for e in examples:  # each copy follows the example it was made from
-        if not e["augmented"]:
-            orig = e
-            continue
-        cur, edit = orig["edits_html"], orig["completion"][0]["content"][0]["text"]
-        n = int(re.search(r"Action target: n=(\d+)", orig["prompt"][1]["content"][1]["text"])[1])
-        swaps = []
-        for old in _carried_strings(cur, edit, n):
-            i = cur.index(old)
-            new = e["edits_html"][i : i + len(e["edits_html"]) - len(cur) + len(old)]
-            swaps.append((old, new, cur.replace(old, new), edit.replace(old, new)))
-        # one text of the tapped element, swapped on the screen and in the edit alike
-        have = (e["edits_html"], e["completion"][0]["content"][0]["text"])
-        assert any(new != old and (c, d) == have for old, new, c, d in swaps)
-        assert apply(e["edits_html"], e["completion"][0]["content"][0]["text"]) == e["next_html"]
-        assert e["images"][0].tobytes() == orig["images"][0].tobytes()  # hence SFT only
-    # off by default
-    assert not any(e["augmented"] for e in to_examples(notes, True, 1500, target="edit", renderer=renderer))
-
-
 def _hint(example) -> str | None:
     text = example["prompt"][1]["content"][1]["text"]
     if HINT_NOTE not in text:

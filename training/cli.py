@@ -38,9 +38,6 @@ def train_command(
     hints: bool = typer.Option(
         None, "--hints/--no-hints", help="edit targets: show the nearest recorded edit in each prompt"
     ),
-    retitle_copies: int = typer.Option(
-        None, help="edit targets: SFT copies with the tapped element's text changed in screen and edit"
-    ),
     sft_lr: float = typer.Option(None, help="SFT learning rate"),
     use_vllm: bool = typer.Option(
         None, "--use-vllm/--no-vllm", help="GRPO generation through trl's vLLM (GPU)"
@@ -78,7 +75,6 @@ def train_command(
             max_edit_chars=max_edit_chars,
             shift_copies=shift_copies,
             hints=hints,
-            retitle_copies=retitle_copies,
             sft_lr=sft_lr,
             use_vllm=use_vllm,
             vllm_mode=vllm_mode,

@@ -57,10 +57,6 @@ class TrainConfig:
     # re-addressed onto the current screen (training: from another app; prediction: from the
     # bundled corpus' training split, recorded in the checkpoint's worldmodel.json).
     hints: bool = False
-    # Edit targets only: SFT also sees each example this many times with the text the edit copies
-    # from the element the action acts on (a tapped note's title) changed on the screen and in the
-    # edit alike (training/data.py), so the model copies what it tapped.
-    retitle_copies: int = 0
     # stage 1: SFT
     sft_steps: int = 120
     sft_lr: float = 1e-3

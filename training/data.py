@@ -10,7 +10,7 @@ import re
 from datasets import Dataset
 
 from worldmodel.dataset import from_row
-from worldmodel.edit import ELEMENT_OPS, apply, diff, try_apply
+from worldmodel.edit import ELEMENT_OPS, apply, diff
 from worldmodel.focus import action_targets
 from worldmodel.prompt import MAX_HTML_CHARS, build_messages
 from worldmodel.types import Query
@@ -27,7 +27,6 @@ def to_examples(
     seed: int = 0,
     shift_copies: int = 0,
     hints: bool = False,
-    retitle_copies: int = 0,
 ) -> list[dict]:
     """One example per transition, in trl's conversational prompt-completion layout.
 
@@ -57,12 +56,6 @@ def to_examples(
     transition of *another* app (`app_hints`), as a hinted checkpoint sees at prediction time
     the nearest training transition of an app it has not seen; copies carry it moved and retyped
     as their edit is.
-
-    `retitle_copies` (edit targets): where the edit carries a text of the element the action acts
-    on (a tapped note's title becomes its page's title), each example also comes back up to that
-    many times with that text changed on the current screen and in the edit alike, so a model
-    learns to copy what it tapped instead of a title it remembers. Marked `augmented`, as typing
-    copies are: the screenshot still shows the recorded text.
     """
     rows = ds if not limit else ds.select(range(min(limit, len(ds))))
     ts = [from_row(row) for row in rows]
@@ -71,7 +64,7 @@ def to_examples(
         targets = action_targets(renderer, [Query(t.screen, t.action, t.goal) for t in ts])
     else:
         targets = [None] * len(ts)
-    words = _words(ts) if typing_copies or retitle_copies else []
+    words = _words(ts) if typing_copies else []
     hinted = app_hints(ts, renderer) if hints and focus else [None] * len(ts)
     rng = random.Random(seed)
     out = []
@@ -110,7 +103,7 @@ def to_examples(
         cur, nxt = t.screen.html or "", t.next_screen.html or ""
         edit = target == "edit" and bool(cur)
         recorded = diff(cur, nxt) if edit else nxt  # a document target where there is no HTML to edit
-        variants = [(t.action, cur, recorded, nxt, False, hint)]
+        variants = [(t.action, recorded, nxt, False, hint)]
         pngs = (t.screen.png(), t.next_screen.png())  # every copy shows the recorded screenshots
         typed = t.action.text if t.action.type == "type" else None
         if edit and typed and words:
@@ -119,21 +112,9 @@ def to_examples(
                 if word != typed and swapped is not None:
                     action = dataclasses.replace(t.action, text=word)
                     retyped_hint = hint and (_retyped(hint, typed, word) or hint)
-                    variants.append((action, cur, swapped, apply(cur, swapped), True, retyped_hint))
-        if edit and retitle_copies and words:
-            for old in _carried_strings(cur, recorded, n):
-                # in the order drawn (not a set's): the same seed gives the same examples
-                for new in dict.fromkeys(_reshaped(old, rng, words) for _ in range(retitle_copies)):
-                    if new == old or new in cur:
-                        continue
-                    a_cur, swapped = cur.replace(old, new), recorded.replace(old, new)
-                    a_nxt, err = try_apply(a_cur, swapped)
-                    if err is None:
-                        variants.append(
-                            (t.action, a_cur, swapped, a_nxt, True, hint and hint.replace(old, new))
-                        )
-        for action, a_cur, text, a_nxt, augmented, a_hint in variants:
-            out.append(example(t, pngs, a_cur, a_nxt, action, n, augmented, text, a_hint))
+                    variants.append((action, swapped, apply(cur, swapped), True, retyped_hint))
+        for action, text, a_nxt, augmented, a_hint in variants:
+            out.append(example(t, pngs, cur, a_nxt, action, n, augmented, text, a_hint))
             if not edit:
                 continue
             for _ in range(shift_copies):
@@ -144,7 +125,7 @@ def to_examples(
                     example(
                         t,
                         pngs,
-                        _hidden_first(a_cur, k),
+                        _hidden_first(cur, k),
                         _hidden_first(a_nxt, k),
                         action,
                         m,
@@ -154,41 +135,6 @@ def to_examples(
                     )
                 )
     return out
-
-
-# A text of the tapped element that retitle copies change: a short title of words and numbers
-# (plain ASCII, so it reads the same inside the edit's JSON strings).
-_TITLE = re.compile(r"^[A-Za-z][A-Za-z0-9 ]{2,39}$")
-_TOKEN = re.compile(r"[A-Za-z]+|[0-9]+")
-
-
-def _carried_strings(cur: str, edit: str, n: int | None) -> list[str]:
-    """Texts of element n (or, when it has none, of its parent) that occur once on the current
-    screen and again in the edit: what the edit copies from what the action touched."""
-    from worldmodel.edit import _numbered, _soup
-
-    els = _numbered(_soup(cur)) if n else []
-    if not n or n >= len(els):
-        return []
-    el = els[n]
-    texts = [str(x).strip() for x in el.find_all(string=True)]
-    if not any(texts) and el.parent is not None:
-        texts = [str(x).strip() for x in el.parent.find_all(string=True)]
-    return sorted({x for x in texts if _TITLE.match(x) and cur.count(x) == 1 and x in edit})
-
-
-def _reshaped(text: str, rng: random.Random, words: list[str]) -> str:
-    """`text` with each word swapped for a pool word (capitalised alike) and each number for
-    another of as many digits."""
-
-    def swap(m: re.Match) -> str:
-        tok = m[0]
-        if tok.isdigit():
-            return str(rng.randint(10 ** (len(tok) - 1) if len(tok) > 1 else 0, 10 ** len(tok) - 1))
-        w = rng.choice(words)
-        return w.capitalize() if tok[0].isupper() else w.lower()
-
-    return _TOKEN.sub(swap, text)
 
 
 def app_hints(ts, renderer) -> list[str]:

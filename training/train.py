@@ -197,7 +197,6 @@ def training_examples(cfg: TrainConfig, train_ds) -> list[dict]:
             cfg.seed,
             cfg.shift_copies,
             cfg.hints,
-            cfg.retitle_copies,
         )
     return examples
 
