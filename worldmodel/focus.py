@@ -20,22 +20,10 @@ from .types import Query
 POINTED = ("tap", "long_press", "type", "swipe", "scroll")
 STATE_CLASS = re.compile(r"^wm-")
 MAX_TAG_CHARS = 160  # of the target's opening tag, in the prompt's header
-# The header quotes the target's text: its own, or all of it when it has none of its own and
-# all of it is this short (a list row whose title and date sit in spans, not a whole list).
-MAX_TEXT_CHARS = 60
 
 
 def own_text(el) -> str:
     return re.sub(r"\s+", " ", "".join(t for t in el.find_all(string=True, recursive=False))).strip()
-
-
-def shown_text(el) -> str:
-    """The text the header quotes for element `el` (see MAX_TEXT_CHARS); "" for none."""
-    own = own_text(el)
-    if own:
-        return own[:MAX_TEXT_CHARS]
-    whole = re.sub(r"\s+", " ", el.get_text(" ")).strip()
-    return whole if len(whole) <= MAX_TEXT_CHARS else ""
 
 
 def point_targets(renderer, items) -> list[int | None]:
@@ -109,7 +97,7 @@ def focus_header(html: str, n: int | None) -> str:
     while p is not None and id(p) in index:
         up.append(_label(index[id(p)], p))
         p = p.parent
-    text = shown_text(el)
+    text = own_text(el)[:60]
     return (
         f"Action target: n={n} {tag}"
         + (f" text {text!r}" if text else "")
