@@ -1,11 +1,13 @@
 """Several trained checkpoints writing edits, against `copy`, on one split of the bundled corpus.
 
-    python benchmarks/checkpoint_compare.py [--split test] [--max-new-tokens 512] [--tries 1] [--no-hints] CHECKPOINT...
+    python benchmarks/checkpoint_compare.py [--split test] [--max-new-tokens 512] [--tries 1]
+        [--no-hints] CHECKPOINT...
 
 edit_bench.py runs every backend and decoding policy for one checkpoint; this runs one policy
-(greedy, the lines that apply are carried out; with --tries N, up to N-1 sampled edits more
-where the greedy one does not apply in full, and the screen kept where none does) for many, which is what choosing between
-training recipes needs: the same split, the same renderer, `copy` measured in the same run.
+for many, which is what choosing between training recipes needs: the same split, the same
+renderer, `copy` measured in the same run. The policy: greedy, the lines that apply carried out;
+with --tries N, up to N-1 sampled edits more where the greedy one does not apply in full, and
+the screen kept where none does.
 Each row: SSIM, text F1, element F1, their gains over `copy`, and the share of edits with a
 line that did not apply.
 """

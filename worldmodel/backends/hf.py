@@ -2,7 +2,8 @@
 
 A batch of queries is one `generate` call: prompts are left-padded so every row's new tokens
 start at the same column. A checkpoint trained here says in its `worldmodel.json` how its
-prompts looked (current HTML shown or not, its budget, hints), so loading it needs no options to match them.
+prompts looked (current HTML shown or not, its budget, hints), so loading it needs no options
+to match them.
 """
 
 from __future__ import annotations
