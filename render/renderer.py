@@ -44,6 +44,9 @@ from .watchdog import MemoryWatchdog
 
 # The default screen: a phone in CSS pixels (what the phone app, the CLI and render_html assume).
 PHONE_WIDTH, PHONE_HEIGHT = 360, 640
+# Pages never change size (see Renderer._context), so a corpus of several sizes keeps idle pages
+# for this many sizes per scale: switching sizes then opens no page (a page takes ~80 ms to open).
+SIZES_KEPT = 3
 # Seconds beyond the per-render limit a caller waits before its call is abandoned.
 CALL_SLACK_S = 20.0
 PAGE_CLOSE_S = 3.0
@@ -149,23 +152,42 @@ def _clean(html: str) -> str:
     return html.encode("utf-8", "replace").decode("utf-8")
 
 
-async def _each(coros):
-    """Await all concurrently; a RenderError comes back in its item's slot instead of raising."""
+def _size_order(items) -> list[int]:
+    """Indices of (html, viewport, ...) items with each page size's together, else in order:
+    pages queue for the pool in this order, and a page only serves renders of its own size."""
 
-    async def one(c):
+    def size(i):
+        vp = items[i][1]
+        return (getattr(vp, "width", 0), getattr(vp, "height", 0), getattr(vp, "device_scale_factor", 0))
+
+    return sorted(range(len(items)), key=size)
+
+
+async def _each(items, make, raising: bool = False):
+    """`make(*item)` for every item, awaited concurrently and started grouped by page size;
+    results in the items' order, a RenderError in its item's slot unless `raising`."""
+
+    async def one(item):
         try:
-            return await c
+            return await make(*item)
         except RenderError as e:
+            if raising:
+                raise
             return e
 
-    return await asyncio.gather(*(one(c) for c in coros))
+    order = _size_order(items)
+    got = await asyncio.gather(*(one(items[i]) for i in order))
+    out: list = [None] * len(items)
+    for i, r in zip(order, got):
+        out[i] = r
+    return out
 
 
 class _Slot:
     """One pooled page, its CDP session, and whether anything moved it off its shell document."""
 
-    def __init__(self, page, cdp, frame: dict, generation: int):
-        self.page, self.cdp, self.generation = page, cdp, generation
+    def __init__(self, page, cdp, frame: dict, generation: int, size: tuple[int, int]):
+        self.page, self.cdp, self.generation, self.size = page, cdp, generation, size
         self.frame_id, self.loader_id = frame["id"], frame["loaderId"]
         self.uses = 0
         self.blocked: list[str] = []
@@ -218,7 +240,7 @@ class Renderer:
         self._thread.start()
         self._pw = None
         self._browser = None
-        self._contexts: dict[float, object] = {}
+        self._contexts: dict[tuple[int, int, float], object] = {}
         self._idle: dict[float, list[_Slot]] = {}
         self._sems: dict[float, asyncio.Semaphore] = {}
         self._lock: asyncio.Lock | None = None
@@ -261,7 +283,7 @@ class Renderer:
 
     # ---- async API ----------------------------------------------------------
     async def arender_many(self, items, boxes: bool = True):
-        return await _each(self.arender(h, v, boxes) for h, v in items)
+        return await _each(list(items), lambda h, v: self.arender(h, v, boxes))
 
     async def arender(self, html: str, viewport: Viewport, boxes: bool = True) -> RenderResult:
         self._admit(html)
@@ -303,11 +325,8 @@ class Renderer:
         raise last  # type: ignore[misc]
 
     async def _load(self, slot: _Slot, html: str, vp: Viewport) -> None:
-        """Size the slot's page for `vp` and replace its document's content with `html`."""
-        page = slot.page
-        if page.viewport_size != {"width": vp.width, "height": vp.height}:
-            await page.set_viewport_size({"width": vp.width, "height": vp.height})
-        await page.set_content(html, wait_until="load", timeout=self.timeout_s * 1000)
+        """Replace the slot's document with `html` (the slot came from `_take(vp)`, already that size)."""
+        await slot.page.set_content(html, wait_until="load", timeout=self.timeout_s * 1000)
 
     def _call(self, coro, n_items: int):
         if self._closed:
@@ -354,11 +373,21 @@ class Renderer:
             )
             self._watchdog.start()
 
-    async def _context(self, scale: float):
-        if scale not in self._contexts:
+    async def _context(self, vp: Viewport):
+        """The browser context for pages of `vp`'s size and scale: one per size, so pages of
+        different sizes never share a renderer process. Sharing one, a screenshot now and then
+        came back as the page's corner tiled at the other page's width (2 of 120 renders
+        alternating a 160x210 and a 360x640 page; none of 640 with a context per size)."""
+        key = (vp.width, vp.height, vp.device_scale_factor)
+        self._idle.setdefault(vp.device_scale_factor, [])
+        if key not in self._contexts:
+            for k, old in list(self._contexts.items()):  # sizes no page uses any more
+                if not old.pages:
+                    del self._contexts[k]
+                    await self._close_context_quietly(old)
             ctx = await self._browser.new_context(
-                viewport={"width": PHONE_WIDTH, "height": PHONE_HEIGHT},
-                device_scale_factor=scale,
+                viewport={"width": vp.width, "height": vp.height},
+                device_scale_factor=vp.device_scale_factor,
                 java_script_enabled=self.allow_scripts,
                 service_workers="block",
                 offline=True,
@@ -367,9 +396,15 @@ class Renderer:
             await ctx.route("**/*", self._route)
             if self.allow_scripts:
                 await ctx.add_init_script(NO_WEBRTC_JS)
-            self._contexts[scale] = ctx
-            self._idle[scale] = []
-        return self._contexts[scale]
+            self._contexts[key] = ctx
+        return self._contexts[key]
+
+    @staticmethod
+    async def _close_context_quietly(ctx) -> None:
+        try:
+            await asyncio.wait_for(ctx.close(), PAGE_CLOSE_S)
+        except Exception:
+            pass
 
     def _sem(self, scale: float) -> asyncio.Semaphore:
         if scale not in self._sems:
@@ -396,28 +431,31 @@ class Renderer:
             return await self._open_slot(vp)
 
     async def _open_slot(self, vp: Viewport) -> _Slot:
-        ctx = await self._context(vp.device_scale_factor)
-        page = await ctx.new_page()
-        # sized before its first document: a resize racing the first frames can tile stale paint
-        await page.set_viewport_size({"width": vp.width, "height": vp.height})
+        ctx = await self._context(vp)
+        page = await ctx.new_page()  # born at its context's size: never resized (see _context)
         # a popup the page opens (only possible with scripts on) is closed at once
         page.on("popup", lambda p: asyncio.ensure_future(self._close_quietly(p)))
         cdp = await ctx.new_cdp_session(page)
         await page.goto(SHELL_URL, wait_until="load", timeout=self.timeout_s * 1000)
         tree = await cdp.send("Page.getFrameTree")
-        slot = _Slot(page, cdp, tree["frameTree"]["frame"], self._generation)
+        slot = _Slot(page, cdp, tree["frameTree"]["frame"], self._generation, (vp.width, vp.height))
         page._wm_slot = slot
         return slot
 
     async def _take(self, vp: Viewport) -> _Slot:
-        idle = self._idle.get(vp.device_scale_factor)
-        size = {"width": vp.width, "height": vp.height}
-        if idle:  # a page already at this size first
-            idle.sort(key=lambda s: s.page.viewport_size == size)
-        while idle:
-            slot = idle.pop()
-            if slot.generation == self._generation and not slot.page.is_closed():
-                return slot
+        """An idle page of `vp`'s size, else a new one; the idle page of another size that served
+        least recently makes way for it once the scale holds `pool_size * SIZES_KEPT` pages."""
+        idle = self._idle.get(vp.device_scale_factor, [])
+        key = (vp.width, vp.height)
+        live = [s for s in idle if s.generation == self._generation and not s.page.is_closed()]
+        same = [s for s in live if s.size == key]
+        idle[:] = [s for s in live if s.size != key] + same[:-1]
+        if same:
+            return same[-1]
+        scale = vp.device_scale_factor
+        pages = sum(len(c.pages) for k, c in self._contexts.items() if k[2] == scale)
+        if idle and pages >= self.pool_size * SIZES_KEPT:
+            await self._discard(idle.pop(0))
         return await self._new_slot(vp)
 
     async def _close_quietly(self, page, slot: _Slot | None = None) -> bool:
@@ -502,7 +540,7 @@ class Renderer:
         items = list(items)
 
         async def all_():
-            return await asyncio.gather(*(self._acompact(h, v) for h, v in items))
+            return await _each(items, self._acompact, raising=True)
 
         return self._call(all_(), 3 * len(items))
 
@@ -517,7 +555,7 @@ class Renderer:
 
         try:
             original = (await self.arender(html, vp, boxes=False)).image
-            stripped, _, _ = await self._on_slot(vp, strip, reuse=False)
+            stripped, _, _ = await self._retrying(lambda: self._on_slot(vp, strip, reuse=False))
         except RenderError:
             return html
         for candidate in (
@@ -542,7 +580,7 @@ class Renderer:
         items = list(items)
 
         async def all_():
-            return await _each(self.ainteract(h, v, o) for h, v, o in items)
+            return await _each(items, self.ainteract)
 
         return self._call(all_(), len(items))
 
@@ -571,7 +609,7 @@ class Renderer:
             return hits
 
         async def all_():
-            return await _each(one(h, v, p) for h, v, p in items)
+            return await _each(items, one)
 
         return self._call(all_(), len(items))
 

@@ -139,6 +139,26 @@ def _chromium_pids() -> set[int]:
     return out
 
 
+def test_pages_of_two_sizes_rendered_together_keep_their_own_pixels():
+    """Before pages were kept apart by size, about 1 render in 100 of this mix came back as the
+    phone page's corner tiled at the 160 px page's width."""
+    from corpus.store import iter_transitions, load_corpus
+
+    dd = load_corpus()
+    phone = next(t for t in iter_transitions(dd["test"]) if t.app.startswith("phone-")).next_screen
+    small = next(t for t in iter_transitions(dd["train"]) if t.app.startswith("miniwob-")).next_screen
+    assert phone.viewport() != small.viewport()
+    with Renderer(pool_size=2, cache_size=0) as r:
+        ref = [r.render(s.html, s.viewport()).image for s in (phone, small)]
+        bad = []
+        for k in range(60):
+            mix = [(s.html + f"<!--{k}-->", s.viewport()) for s in (phone, small, phone, small)]
+            for i, got in enumerate(r.render_many(mix)):
+                if isinstance(got, RenderError) or not np.array_equal(got.image, ref[i % 2]):
+                    bad.append((k, i))
+    assert not bad, f"{len(bad)} of 240 renders differ from their page's own render: {bad[:5]}"
+
+
 def test_crashed_browser_is_restarted_and_batch_completes():
     others = _chromium_pids()  # e.g. the session renderer's browser: left alone
     with Renderer(pool_size=2, timeout_s=5.0) as r:
