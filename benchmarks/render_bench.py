@@ -7,7 +7,12 @@ On real corpus pages (phone size, all distinct, cache off), in the same run:
   - a new browser per page, the naive baseline.
 Then the three GRPO rewards (R_sem, R_act, R_format) for a group of 8 distinct completions.
 
-python benchmarks/render_bench.py [--pages 80] [--pool 4] [--rounds 5]
+`--mixed` measures instead pages of every size in the corpus, shuffled: renders/s and how many
+renders differ from the page rendered with no other size around, for ours and for plain
+Playwright resizing its pooled pages in one context (pages of several sizes sharing a renderer
+process now and then came back tiled; render/renderer.py `_context`).
+
+python benchmarks/render_bench.py [--pages 80] [--pool 4] [--rounds 5] [--mixed]
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from render.sandbox import CHROMIUM_ARGS, chromium_path
 from worldmodel import load_corpus
 
 
-def corpus_pages(n: int) -> list[tuple[str, Viewport]]:
+def corpus_pages(n: int, mixed: bool = False) -> list[tuple[str, Viewport]]:
     ds = load_corpus()["train"]
+    if mixed:
+        ds = ds.shuffle(seed=0)
     out, seen = [], set()
     for row in ds.select_columns(["next_html", "width", "height", "device_scale_factor"]):
         h = row["next_html"]
@@ -35,7 +42,7 @@ def corpus_pages(n: int) -> list[tuple[str, Viewport]]:
     return out
 
 
-async def plain_playwright(items, pool: int) -> float:
+async def plain_playwright(items, pool: int, passes: int = 2, shots: list | None = None) -> list[float]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
@@ -50,13 +57,15 @@ async def plain_playwright(items, pool: int) -> float:
             try:
                 await p.set_viewport_size({"width": vp.width, "height": vp.height})
                 await p.set_content(html)
-                await p.screenshot(type="png")
+                png = await p.screenshot(type="png")
+                if shots is not None:
+                    shots.append((html, png))
             finally:
                 pages.put_nowait(p)
 
         await asyncio.gather(*(one(f"<p>warm-up {i}</p>", items[0][1]) for i in range(pool)))
         rates = []
-        for _ in range(2):  # a cold pass, then a warm one (Chromium's caches hold these pages)
+        for _ in range(passes):  # a cold pass, then a warm one (Chromium's caches hold these pages)
             t = time.perf_counter()
             await asyncio.gather(*(one(h, v) for h, v in items))
             rates.append(len(items) / (time.perf_counter() - t))
@@ -116,12 +125,57 @@ def reward_group_time(group: int = 8, repeats: int = 5) -> tuple[float, float]:
     return times[0], sum(times[1:]) / repeats
 
 
+def mixed_sizes(items, pool: int, rounds: int) -> None:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    sizes = sorted({(v.width, v.height) for _, v in items})
+    with Renderer(pool_size=1, cache_size=0) as r:  # one page size at a time: the reference
+        ref = {h: r.render(h, v, boxes=False).image for h, v in sorted(items, key=lambda x: x[1].width)}
+    wrong = {"plain": 0, "ours": 0}
+    rate = {"plain": [], "ours": []}
+    for _ in range(rounds):
+        shots: list = []
+        rate["plain"] += asyncio.run(plain_playwright(items, pool, passes=1, shots=shots))
+        wrong["plain"] += sum(
+            not np.array_equal(np.asarray(Image.open(io.BytesIO(p)).convert("RGB")), ref[h])
+            for h, p in shots
+            if h in ref
+        )
+        with Renderer(pool_size=pool, cache_size=0) as r:
+            vps = list({v: None for _, v in items})  # browser and pages of each size up, as plain's
+            r.render_many([(f"<p>warm-up {i}</p>", v) for v in vps for i in range(pool)])
+            t = time.perf_counter()
+            out = r.render_many(items, boxes=False)
+            rate["ours"].append(len(items) / (time.perf_counter() - t))
+        wrong["ours"] += sum(
+            isinstance(o, Exception) or not np.array_equal(o.image, ref[h]) for (h, _), o in zip(items, out)
+        )
+    n = rounds * len(items)
+    print(
+        f"{len(items)} distinct corpus pages of {len(sizes)} sizes {sizes}, shuffled, pool of {pool}, {rounds} rounds"
+    )
+    for k, label in (("plain", "plain Playwright, pages resized"), ("ours", "Renderer, a context per size")):
+        print(f"{label:35s} {statistics.median(rate[k]):6.1f} renders/s, {wrong[k]} of {n} renders wrong")
+    print(
+        f"ratio ours/plain, renders/s: {statistics.median(rate['ours']) / statistics.median(rate['plain']):.2f}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", type=int, default=80)
     ap.add_argument("--pool", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument(
+        "--mixed", action="store_true", help="pages of every size, shuffled; wrong renders counted"
+    )
     a = ap.parse_args()
+    if a.mixed:
+        mixed_sizes(corpus_pages(a.pages, mixed=True), a.pool, a.rounds)
+        return
     items = corpus_pages(a.pages)
     # Alternate the arms over several rounds and take medians: on 2 cores one run swings +-20%.
     runs = {"ceiling": [], "pixels": [], "boxes": []}

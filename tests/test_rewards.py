@@ -72,6 +72,17 @@ def test_action_reward_checks_typed_text(renderer):
     assert out[0] > out[1]
 
 
+def test_action_reward_takes_a_corpus_row_dict_and_never_raises_on_a_bad_action(renderer):
+    r = ActionReward(renderer)
+    as_json = r(None, [NEXT, CURRENT], **kw(renderer, 2))
+    row = {"type": "tap", "x": 60, "y": 25, "direction": None, "text": None, "key": None, "app": None}
+    args = kw(renderer, 2)
+    assert r(None, [NEXT, CURRENT], **{**args, "action": [row, row]}) == as_json
+    bad = r(None, [NEXT, CURRENT], **{**args, "action": ["not json", {"kind": "tap"}]})
+    assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in bad)
+    assert bad[0] == pytest.approx(1.0) and bad[1] < bad[0]  # still the whole screen's change
+
+
 def test_format_reward(renderer):
     r = FormatReward(renderer)
     sized_clean = page("<p>x</p>")

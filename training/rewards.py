@@ -157,6 +157,17 @@ class SemanticReward(_RenderedReward):
 SEM_METRICS = {"ssim": ssim, "blur_ssim": blur_ssim}
 
 
+def _as_action(a) -> Action | None:
+    """The action as trl hands a column over (JSON text, or a corpus row's dict), None when it is
+    not one: a reward never raises."""
+    if isinstance(a, Action):
+        return a
+    try:
+        return Action.from_json(a) if isinstance(a, str) else Action.from_dict(a)
+    except (ValueError, TypeError):
+        return None
+
+
 def _changed(a: np.ndarray, b: np.ndarray, box=None, tol: int = 24) -> float:
     """Fraction of pixels (in box) that differ noticeably between two same-size screens."""
     if a.shape != b.shape:
@@ -188,12 +199,12 @@ class ActionReward(_RenderedReward):
             if res is None:
                 out.append(0.0)
                 continue
-            act = Action.from_json(a) if isinstance(a, str) else a
+            act = _as_action(a)  # None: the whole screen is scored, no window around a point
             cur, nxt, pred = self.shared.ref(2 * i + 1, cur), self.shared.ref(2 * i, nxt), res.image
             if pred.shape != cur.shape:
                 pred = np.asarray(Image.fromarray(pred).resize((cur.shape[1], cur.shape[0])))
             parts = [1.0 - abs(_changed(cur, nxt) - _changed(cur, pred))]
-            if act.x is not None and act.y is not None:
+            if act is not None and act.x is not None and act.y is not None:
                 h, w = cur.shape[:2]
                 rx, ry = max(8, w // 10), max(8, h // 10)
                 box = (
@@ -203,7 +214,7 @@ class ActionReward(_RenderedReward):
                     min(h, int(act.y) + ry),
                 )
                 parts.append(1.0 - abs(_changed(cur, nxt, box) - _changed(cur, pred, box)))
-            if act.type == "type" and act.text:
+            if act is not None and act.type == "type" and act.text:
                 want = visible_text(f"<p>{act.text}</p>")
                 have = set(visible_text(html))
                 parts.append(sum(w in have for w in want) / max(1, len(want)))
