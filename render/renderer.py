@@ -158,7 +158,7 @@ def _size_order(items) -> list[int]:
 
     def size(i):
         vp = items[i][1]
-        return (getattr(vp, "width", 0), getattr(vp, "height", 0), getattr(vp, "device_scale_factor", 0))
+        return (vp.width, vp.height, vp.device_scale_factor)
 
     return sorted(range(len(items)), key=size)
 
@@ -379,7 +379,6 @@ class Renderer:
         came back as the page's corner tiled at the other page's width (2 of 120 renders
         alternating a 160x210 and a 360x640 page; none of 640 with a context per size)."""
         key = (vp.width, vp.height, vp.device_scale_factor)
-        self._idle.setdefault(vp.device_scale_factor, [])
         if key not in self._contexts:
             for k, old in list(self._contexts.items()):  # sizes no page uses any more
                 if not old.pages:
@@ -445,7 +444,7 @@ class Renderer:
     async def _take(self, vp: Viewport) -> _Slot:
         """An idle page of `vp`'s size, else a new one; the idle page of another size that served
         least recently makes way for it once the scale holds `pool_size * SIZES_KEPT` pages."""
-        idle = self._idle.get(vp.device_scale_factor, [])
+        idle = self._idle.setdefault(vp.device_scale_factor, [])
         key = (vp.width, vp.height)
         live = [s for s in idle if s.generation == self._generation and not s.page.is_closed()]
         same = [s for s in live if s.size == key]

@@ -22,6 +22,7 @@ from render.metrics import (
     to_array,
     visible_text,
 )
+from worldmodel.dataset import as_action
 from worldmodel.edit import apply_lenient, extract_edit
 from worldmodel.extract import extract_html, root_size
 from worldmodel.types import Action
@@ -158,12 +159,10 @@ SEM_METRICS = {"ssim": ssim, "blur_ssim": blur_ssim}
 
 
 def _as_action(a) -> Action | None:
-    """The action as trl hands a column over (JSON text, or a corpus row's dict), None when it is
-    not one: a reward never raises."""
-    if isinstance(a, Action):
-        return a
+    """The action as trl hands a column over (worldmodel.dataset.as_action), None when it is not
+    one: a reward never raises."""
     try:
-        return Action.from_json(a) if isinstance(a, str) else Action.from_dict(a)
+        return as_action(a)
     except (ValueError, TypeError):
         return None
 

@@ -97,10 +97,17 @@ def to_row(t: Transition, source: str = "web") -> dict:
 
 def row_action(row: dict) -> Action:
     """The action of a row: a struct in current corpora, a JSON string in older ones."""
-    a = row["action"]
+    return as_action(row["action"])
+
+
+def as_action(a) -> Action:
+    """An action column's value as an Action: a struct's dict (unset fields None), JSON text, or
+    an Action already; ValueError when it is none of these."""
+    if isinstance(a, Action):
+        return a
     if isinstance(a, str):
         return Action.from_json(a)
-    return Action.from_dict({k: v for k, v in a.items() if v is not None})
+    return Action.from_dict({k: v for k, v in a.items() if v is not None} if isinstance(a, dict) else a)
 
 
 def from_row(row: dict) -> Transition:
