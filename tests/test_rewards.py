@@ -117,3 +117,21 @@ def test_text_reward_scores_the_words_of_the_applied_edit(renderer):
     assert out[1] == 0.0  # nothing changed: "Open" is not a word of the next screen
     assert out[2] == 0.0  # does not apply: nothing renders
     assert out[3] is None  # no next HTML recorded: left out of the sum
+
+
+def test_a_follow_line_is_scored_as_the_hint_its_prompt_showed(renderer):
+    from training.rewards import reward_functions
+
+    sem, _, fmt, text = reward_functions(renderer, text=True)
+    args = kw(renderer, 4)
+    args["edits_html"] = [CURRENT] * 4
+    args["next_html"] = [NEXT] * 4
+    right = 'text 2 "Opened"'
+    args["hint"] = [right, right, "", 'text 99 "x"']
+    got = text(None, ["follow", right, "follow", "follow"], **args)
+    assert got[0] == pytest.approx(1.0) and got[0] == got[1]  # as if the hint were written out
+    assert got[2] == 0.0  # no hint: follow is the empty edit, the screen kept
+    assert fmt(None, ["follow", right, "follow", "follow"], **args)[3] < 1.0  # a hint that does not apply
+    # without the hint column a follow line is no operation the edit language knows
+    del args["hint"]
+    assert fmt(None, ["follow"], **{k: v[:1] for k, v in args.items()}) == [0.0]

@@ -8,12 +8,14 @@ import pytest
 import torch
 
 from corpus.store import load_corpus
+from render.metrics import text_f1
 from training.config import preset
 from training.data import _shift_edit, to_examples
 from training.train import _load, init_checkpoint, run_grpo, run_sft, sft_examples, train, training_examples
 from worldmodel.backends.hf import TransformersBackend
 from worldmodel.dataset import iter_transitions
-from worldmodel.prompt import HINT_NOTE, NO_HINT, cut_hint
+from worldmodel.edit import apply, diff
+from worldmodel.prompt import FOLLOW, HINT_NOTE, NO_HINT, cut_hint, expand_follow
 
 
 def _cfg(tmp_path, **kw):
@@ -191,20 +193,35 @@ def _hint(example) -> str | None:
     return text.split(HINT_NOTE + "\n", 1)[1].split("\nOutput only the edit", 1)[0]
 
 
+def _edit_of(example) -> str:
+    return diff(example["edits_html"], example["next_html"])
+
+
 def test_hints_come_from_another_app_and_move_with_their_copies(renderer):
     ds = load_corpus()["train"]
     taps = [i for i, a in enumerate(ds["action_type"]) if a == "tap"]
-    notes = [i for i in taps if ds[i]["app"] == "phone-notes"][:3]
-    contacts = [i for i in taps if ds[i]["app"] == "phone-contacts"][:3]
+    notes = [i for i in taps if ds[i]["app"] == "phone-notes"][:5]
+    contacts = [i for i in taps if ds[i]["app"] == "phone-contacts"][:5]
     # one app alone: nothing else to take a hint from, so every prompt says so
-    alone = to_examples(ds.select(notes), True, 800, target="edit", renderer=renderer, hints=True)
-    assert [_hint(e) for e in alone] == [NO_HINT] * len(notes)
+    alone = to_examples(ds.select(notes[:3]), True, 800, target="edit", renderer=renderer, hints=True)
+    assert [_hint(e) for e in alone] == [NO_HINT] * 3
     # two apps that share a phone shell: each finds the other's edits
     both = to_examples(
         ds.select(notes + contacts), True, 800, target="edit", renderer=renderer, shift_copies=1, hints=True
     )
     hints = [_hint(e) for e in both[::2]]
     assert None not in hints and sum(h != NO_HINT for h in hints) >= 2
+    # where the hint comes nearer the next screen than keeping the screen, the target is to follow it
+    targets = [e["completion"][0]["content"][0]["text"] for e in both]
+    assert FOLLOW in targets and set(targets) != {FOLLOW}
+    for e, target in zip(both, targets):
+        cur, nxt = e["edits_html"], e["next_html"]
+        if target == FOLLOW:
+            assert e["hint"] and _hint(e) in e["hint"]
+            got = apply(cur, e["hint"])
+            assert got == apply(cur, _edit_of(e)) or text_f1(got, nxt) > text_f1(cur, nxt)
+        else:
+            assert apply(cur, target) == apply(cur, _edit_of(e))  # the true edit
     for orig, moved in zip(both[::2], both[1::2]):
         k = moved["edits_html"].count("<span hidden></span>")
         h = _hint(orig)
@@ -228,8 +245,14 @@ def test_a_hinted_checkpoint_says_so_and_its_backend_shows_hints(tmp_path, rende
     assert backend.hints and backend.html_chars == 300
     t = next(iter_transitions(load_corpus()["test"].select([0])))
     q = Query(t.screen, t.action, t.goal)
-    assert HINT_NOTE in backend._prompts([q], "edit")[0][0]
+    assert HINT_NOTE in backend._prompts([q], "edit", backend._hints([q]))[0][0]
     unhinted = TransformersBackend(final, device="cpu", hints=False)
     assert HINT_NOTE not in unhinted._prompts([q], "edit")[0][0]
+    # a follow line stands for the hint the prompt showed; with none it is no change
+    assert (
+        expand_follow('attr 3 value "a"\nfollow', 'text 1 "x"\nremove 4')
+        == 'attr 3 value "a"\ntext 1 "x"\nremove 4'
+    )
+    assert expand_follow("follow", "") == "" and expand_follow("follow", None) == ""
     # a hint longer than a prompt shows is cut at a line, never inside one
     assert cut_hint('text 1 "a"\ntext 2 "bb"\ntext 3 "ccc"', 26) == 'text 1 "a"\ntext 2 "bb"'

@@ -9,10 +9,11 @@ import re
 
 from datasets import Dataset
 
+from render.metrics import text_f1
 from worldmodel.dataset import from_row
-from worldmodel.edit import ELEMENT_OPS, apply, diff
+from worldmodel.edit import ELEMENT_OPS, apply, diff, try_apply
 from worldmodel.focus import action_targets
-from worldmodel.prompt import MAX_HTML_CHARS, build_messages
+from worldmodel.prompt import FOLLOW, MAX_HTML_CHARS, build_messages
 from worldmodel.types import Query
 
 
@@ -55,7 +56,9 @@ def to_examples(
     `hints` (edit targets): each prompt also shows the retrieval transplant of the nearest
     transition of *another* app (`app_hints`), as a hinted checkpoint sees at prediction time
     the nearest training transition of an app it has not seen; copies carry it moved and retyped
-    as their edit is.
+    as their edit is. Where carrying the hint out comes nearer the real next screen than keeping
+    the screen does (`follows`), the target is the one line FOLLOW instead of the edit: the model
+    learns when the recorded change fits, and does not have to copy it out.
     """
     rows = ds if not limit else ds.select(range(min(limit, len(ds))))
     ts = [from_row(row) for row in rows]
@@ -97,6 +100,7 @@ def to_examples(
             "height": vp.height,
             "scale": vp.device_scale_factor,
             "augmented": augmented,
+            "hint": (hint or "") if edit else "",  # what a FOLLOW line stands for, in the rewards
         }
 
     for t, n, hint in zip(ts, targets, hinted):
@@ -114,6 +118,8 @@ def to_examples(
                     retyped_hint = hint and (_retyped(hint, typed, word) or hint)
                     variants.append((action, swapped, apply(cur, swapped), True, retyped_hint))
         for action, text, a_nxt, augmented, a_hint in variants:
+            if edit and a_hint and follows(cur, a_hint, text, a_nxt):
+                text = FOLLOW
             out.append(example(t, pngs, cur, a_nxt, action, n, augmented, text, a_hint))
             if not edit:
                 continue
@@ -135,6 +141,15 @@ def to_examples(
                     )
                 )
     return out
+
+
+def follows(cur: str, hint: str, edit: str, nxt: str) -> bool:
+    """Whether carrying `hint` out on `cur` does what `edit` (the true edit, to `nxt`) does, or
+    at least says more of what `nxt` says (text F1) than `cur` does."""
+    got, err = try_apply(cur, hint)
+    if err is not None:
+        return False
+    return got == try_apply(cur, edit)[0] or text_f1(got, nxt) > text_f1(cur, nxt)
 
 
 def app_hints(ts, renderer) -> list[str]:

@@ -25,6 +25,7 @@ from render.metrics import (
 from worldmodel.dataset import as_action
 from worldmodel.edit import apply_lenient, extract_edit
 from worldmodel.extract import extract_html, root_size
+from worldmodel.prompt import expand_follow
 from worldmodel.types import Action
 
 
@@ -64,13 +65,16 @@ class SharedRenders:
         return self._renderer or default_renderer()
 
     def renders(
-        self, completions, width, height, scale, edits_html=None
+        self, completions, width, height, scale, edits_html=None, hints=None
     ) -> list[tuple[str, bool, RenderResult | None]]:
         """(html, repaired, render or None) per completion. Where `edits_html[i]` is a current
-        screen's HTML, completion i is an edit of it: applied first, and one that does not apply
-        renders nothing (every reward then scores it 0)."""
+        screen's HTML, completion i is an edit of it: applied first (a `follow` line stands for
+        `hints[i]`, the hint its prompt showed), and one that does not apply renders nothing
+        (every reward then scores it 0)."""
         texts = [completion_text(c) for c in completions]
         bases = list(edits_html) if edits_html is not None else [""] * len(texts)
+        if hints is not None:
+            texts = [expand_follow(t, h) if b else t for t, h, b in zip(texts, hints, bases)]
         key = (tuple(texts), tuple(width), tuple(height), tuple(scale), tuple(bases))
         if key != self._key:
             docs, self.edit_credit = [], []
@@ -108,9 +112,9 @@ class _RenderedReward:
         return self.shared.renderer
 
     def _render_all(
-        self, completions, width, height, scale, edits_html=None
+        self, completions, width, height, scale, kw
     ) -> list[tuple[str, bool, RenderResult | None]]:
-        return self.shared.renders(completions, width, height, scale, edits_html)
+        return self.shared.renders(completions, width, height, scale, kw.get("edits_html"), kw.get("hint"))
 
 
 class SemanticReward(_RenderedReward):
@@ -139,7 +143,7 @@ class SemanticReward(_RenderedReward):
                 raise MetricUnavailable(f"R_sem asks for an LPIPS share of {1 - ssim_share:.2f}: {e}") from e
 
     def __call__(self, prompts, completions, next_screen, width, height, scale, **kw) -> list[float]:
-        rendered = self._render_all(completions, width, height, scale, kw.get("edits_html"))
+        rendered = self._render_all(completions, width, height, scale, kw)
         ok = [i for i, (_, _, res) in enumerate(rendered) if res is not None]
         refs = {i: self.shared.ref(2 * i, next_screen[i]) for i in ok}
         scores = dict(zip(ok, ssim_many([(rendered[i][2].image, refs[i]) for i in ok], metric=self.metric)))
@@ -193,7 +197,7 @@ class ActionReward(_RenderedReward):
         self, prompts, completions, screen, next_screen, action, width, height, scale, **kw
     ) -> list[float]:
         out = []
-        rendered = self._render_all(completions, width, height, scale, kw.get("edits_html"))
+        rendered = self._render_all(completions, width, height, scale, kw)
         for i, ((html, _, res), cur, nxt, a) in enumerate(zip(rendered, screen, next_screen, action)):
             if res is None:
                 out.append(0.0)
@@ -230,7 +234,7 @@ class TextReward(_RenderedReward):
     __name__ = "r_text"
 
     def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float | None]:
-        rendered = self._render_all(completions, width, height, scale, kw.get("edits_html"))
+        rendered = self._render_all(completions, width, height, scale, kw)
         nexts = kw.get("next_html") or [""] * len(rendered)
         return [
             None if not ref else (text_f1(html, ref) if res is not None else 0.0)
@@ -250,7 +254,7 @@ class FormatReward(_RenderedReward):
 
     def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float]:
         out = []
-        rendered = self._render_all(completions, width, height, scale, kw.get("edits_html"))
+        rendered = self._render_all(completions, width, height, scale, kw)
         for (html, repaired, res), w, h, credit in zip(rendered, width, height, self.shared.edit_credit):
             if credit is not None and credit < 1.0:
                 # an edit that does not apply: up to EDIT_PARTIAL for the share of its lines that

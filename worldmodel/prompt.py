@@ -35,9 +35,13 @@ APPLIED_NOTE = (
 )
 HINT_NOTE = (
     "A recorded step like this one (the nearest screenshot and action, from another app) changed "
-    "its screen like this; its edit, re-addressed onto this screen, may or may not fit here:"
+    "its screen like this; its edit, re-addressed onto this screen, may or may not fit here "
+    "(write the line `follow` to take all of it as it is):"
 )
 NO_HINT = "(nothing of it carries over to this screen)"
+# A line of an edit that stands for the whole hint: choosing the recorded change costs one line,
+# not a copy of it (a model has to copy a long hint token by token, and a small one does not).
+FOLLOW = "follow"
 MODES = ("document", "edit", "auto")
 MAX_HTML_CHARS = 6000
 # Longest hint a prompt shows; a longer one is cut at a line, so every line shown is whole.
@@ -55,6 +59,15 @@ def cut_hint(hint: str, limit: int = MAX_HINT_CHARS) -> str:
             break
         out.append(line)
     return "\n".join(out)
+
+
+def expand_follow(edit: str, hint: str | None) -> str:
+    """`edit` with each line that is just FOLLOW replaced by the hint's lines (by nothing when
+    there is no hint): the edit that is carried out."""
+    if FOLLOW not in edit:
+        return edit
+    lines = [(hint or "") if line.strip() == FOLLOW else line for line in edit.splitlines()]
+    return "\n".join(line for line in lines if line)
 
 
 def draw_action(image: Image.Image, action: Action) -> Image.Image:

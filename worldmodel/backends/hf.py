@@ -14,13 +14,20 @@ from pathlib import Path
 from ..device import resolve_device, resolve_dtype
 from ..edit import extract_edit, try_apply
 from ..focus import action_targets
-from ..prompt import MAX_HTML_CHARS, build_messages
+from ..prompt import MAX_HTML_CHARS, build_messages, expand_follow
 from ..types import Completion, Query
 
 DEFAULT_MAX_NEW_TOKENS = 2048
 # Written next to a trained checkpoint: the prompt options it was trained with.
 PROMPT_FILE = "worldmodel.json"
 RETRY_TEMPERATURE = 0.7  # sampling the further tries of an edit that did not apply
+
+
+def _followed(completions: list[str], hints: list[str] | None) -> list[str]:
+    """Each completion with its `follow` lines replaced by its prompt's hint (worldmodel/prompt.py)."""
+    if hints is None:
+        return completions
+    return [expand_follow(c, h) for c, h in zip(completions, hints)]
 
 
 def _applies(q: Query, completion: str) -> bool:
@@ -120,8 +127,9 @@ class TransformersBackend:
         `edit_tries - 1` sampled ones and keeps the first that does; if none does, its screen is
         kept as it is (a broken edit carried out in part costs more, where it is wrong, than no
         change). Measured against voting on lines in benchmarks/RESULTS.md."""
-        prompts = self._prompts(queries, "edit")
-        out = self._batched(prompts)
+        hints = self._hints(queries) if self.hints else None
+        prompts = self._prompts(queries, "edit", hints)
+        out = _followed(self._batched(prompts), hints)
         if self.edit_tries < 2:
             return out
         bad = [i for i, (q, c) in enumerate(zip(queries, out)) if not _applies(q, c)]
@@ -129,6 +137,7 @@ class TransformersBackend:
             return out
         k = self.edit_tries - 1
         tries = self._batched([prompts[i] for i in bad], k)  # the same prompts, sampled
+        tries = _followed(tries, hints and [hints[i] for i in bad for _ in range(k)])
         for n, i in enumerate(bad):
             good = [c for c in tries[n * k : (n + 1) * k] if _applies(queries[i], c)]
             out[i] = (
@@ -138,11 +147,14 @@ class TransformersBackend:
             )
         return out
 
-    def _prompts(self, queries: list[Query], mode: str) -> list[tuple[str, object]]:
-        """(chat text, image) per query; edit prompts name the element each action acts on."""
+    def _prompts(
+        self, queries: list[Query], mode: str, hints: list[str] | None = None
+    ) -> list[tuple[str, object]]:
+        """(chat text, image) per query; edit prompts name the element each action acts on, and
+        show `hints` where given."""
         focus = mode == "edit" and self.focus
         targets = action_targets(self._renderer, queries) if focus else [None] * len(queries)
-        hints = self._hints(queries) if mode == "edit" and self.hints else [None] * len(queries)
+        hints = hints if hints is not None and mode == "edit" else [None] * len(queries)
         out = []
         for q, target, hint in zip(queries, targets, hints):
             messages, image = build_messages(
