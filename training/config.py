@@ -92,10 +92,12 @@ class TrainConfig:
 PRESETS: dict[str, TrainConfig] = {
     "tiny": TrainConfig(),
     # A bigger model built here, on edit targets: about 24 minutes on 2 CPU cores. Edits up to
-    # 1600 characters take in the phone apps' page changes (400 left out 118 of their 160). GRPO
-    # stays near the SFT model (beta, a small learning rate) and is also rewarded on the words the
-    # render shows: without both it drifted to one memorised edit on most unseen screens
-    # (benchmarks/RESULTS.md).
+    # 1600 characters take in the phone apps' page changes (400 left out 118 of their 160). Each
+    # prompt shows the nearest recorded edit of another app, and the model learns when to write
+    # `follow` (take it) instead of its own edit: from scratch it cannot copy a hint out, and its
+    # own page changes go by where a tap lands. GRPO stays near the SFT model (beta, a small
+    # learning rate) and is also rewarded on the words the render shows: without both it drifted
+    # to one memorised edit on most unseen screens (benchmarks/RESULTS.md).
     "small": TrainConfig(
         preset="small",
         output_dir="runs/small",
@@ -105,6 +107,7 @@ PRESETS: dict[str, TrainConfig] = {
         max_edit_chars=1600,
         typing_copies=4,
         shift_copies=2,
+        hints=True,
         sft_steps=1400,
         grpo_steps=64,
         grpo_lr=5e-5,
