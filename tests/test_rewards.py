@@ -122,7 +122,7 @@ def test_text_reward_scores_the_words_of_the_applied_edit(renderer):
 def test_a_follow_line_is_scored_as_the_hint_its_prompt_showed(renderer):
     from training.rewards import reward_functions
 
-    sem, _, fmt, text = reward_functions(renderer, text=True)
+    _, _, fmt, text = reward_functions(renderer, text=True)
     args = kw(renderer, 4)
     args["edits_html"] = [CURRENT] * 4
     args["next_html"] = [NEXT] * 4
