@@ -166,3 +166,25 @@ def test_imagined_env_runs_multi_step_episodes_on_sim_and_passes_the_checker(cor
     steps = [env.step(a) for _ in range(3)]
     assert steps[-1][3] or steps[-1][2]  # truncated at max_steps (or done)
     assert all(s[4]["render_error"] is None for s in steps)
+
+
+def test_on_a_recorded_screen_the_sim_writes_only_what_it_did(corpus, renderer):
+    """A recorded checkbox tap and typed word: the sim's screen is the recorded next screen
+    exactly (its stylesheet the recorded one, no state classes or markers no rule reads), and its
+    edit is what the browser did, not a rewrite of the stylesheet."""
+    from worldmodel.edit import diff
+
+    recorded = list(iter_transitions(corpus["train"]))
+    ticks = [
+        t
+        for t in recorded
+        if t.app == "miniwob-click-checkboxes" and 'checked ""' in diff(t.screen.html, t.next_screen.html)
+    ]
+    typed = [t for t in recorded if t.app == "miniwob-enter-text" and t.action.type == "type"]
+    ts = ticks[:2] + typed[:2]
+    assert len(ts) == 4
+    with WorldModel.load("sim", renderer=renderer) as wm:
+        preds = wm.predict_many([(t.screen, t.action) for t in ts], mode="edit")
+    for t, p in zip(ts, preds):
+        assert p.ok and "css-" not in p.edit and "wm-focus-within" not in p.edit
+        assert diff(p.html, t.next_screen.html) == "", (t.app, t.action, p.edit)

@@ -13,8 +13,13 @@ A screen without HTML has nothing to act on: the sim then copies the screenshot 
 
 from __future__ import annotations
 
+import json
+import re
+
 from render import Renderer, RenderError
 
+from ..edit import OPS, _soup, _stylesheet, diff, try_apply
+from ..focus import STATE_CLASS
 from ..types import DIRECTION_VECTORS, Action, Completion, Query
 from .copy import CopyBackend
 
@@ -44,6 +49,64 @@ def action_ops(action: Action, scale: float, width: int, height: int) -> tuple[l
     if t == "key":
         return [("key", action.key or "Enter")], ""
     return [], f"{t}: the sim leaves the page as it is (only the app or the system could change it)"
+
+
+# The focused element's own state class: the sim gives focus back from it (render/interact.py).
+FOCUS_CLASS = "wm-focus"
+
+
+def _rule_key(rule: str) -> str:
+    """A stylesheet rule with the CSSOM's spacing and last semicolons taken out."""
+    return re.sub(r"\s+", "", rule).replace(";}", "}")
+
+
+def as_edit_of(current: str, captured: str) -> str:
+    """The sim's capture written as the current screen with the sim's element changes made.
+
+    With scripts off nothing the sim does touches a stylesheet: when the current screen is a
+    capture, the capture after acting only writes its rules out again, in another form (the
+    CSSOM's spacing; rules for elements the corpus' compaction removed left out). So the current
+    stylesheet stays. State classes no rule reads (`wm-focus-within` on every ancestor of a tapped
+    field), bar the focused element's own, and `data-` attributes no rule reads (the capture's
+    focus-ring marker) are left out, as the corpus' compaction leaves them out
+    (render/compact.py). What comes back reads like a recorded screen: a model after the sim
+    (`sim+MODEL`) edits the form it was trained on, and the sim's edit is only what it did.
+    The capture as it is where it wrote rules of its own (the current screen was not a capture)
+    or its change is a whole other document."""
+    if not current or not captured:
+        return captured
+    sheet, again = _stylesheet(_soup(current)), _stylesheet(_soup(captured))
+    rules = (sheet.string or "") if sheet is not None else ""
+    known = {_rule_key(r) for r in rules.split("\n")}
+    if again is not None and any(
+        _rule_key(r) not in known for r in (again.string or "").split("\n") if r.strip()
+    ):
+        return captured
+
+    def read(c: str) -> bool:
+        return not STATE_CLASS.match(c) or c == FOCUS_CLASS or f".{c}" in rules
+
+    lines = []
+    for line in diff(current, captured).splitlines():
+        op, _, rest = line.partition(" ")
+        if op not in OPS or op == "screen":
+            return captured
+        if op in ("css-del", "css-ins"):
+            continue
+        n, _, rest = rest.partition(" ")
+        name, _, value = rest.partition(" ")
+        if op == "class":
+            changes = [c for c in rest.split(" ") if read(c[1:])]
+            if not changes:
+                continue
+            line = " ".join(["class", n, *changes])
+        elif op == "attr" and name.startswith("data-") and name not in rules:
+            continue
+        elif op == "attr" and name == "class":
+            line = f"attr {n} class {json.dumps(' '.join(c for c in json.loads(value).split() if read(c)))}"
+        lines.append(line)
+    html, err = try_apply(current, "\n".join(lines))
+    return captured if err else html
 
 
 class SimBackend:
@@ -94,7 +157,8 @@ class SimBackend:
                 if isinstance(res, RenderError):
                     out[i] = Completion(q.screen.html, f"could not act on the page ({res}): screen kept")
                 else:
-                    out[i] = Completion(res.html, "; ".join([n for n in [note, *res.notes] if n]))
+                    html = as_edit_of(q.screen.html, res.html)
+                    out[i] = Completion(html, "; ".join([n for n in [note, *res.notes] if n]))
         return out  # type: ignore[return-value]
 
     def close(self) -> None:
