@@ -15,8 +15,9 @@ from .explorer import SOLVED_TASKS, explore, solver_policy
 from .recorder import Recorder
 from .third_party import third_party_app
 
-# Real third-party apps in the bundle; xp.css and reveal.js are installed too, but their pages
-# inline 0.4-0.5 MB of fonts and images each, too heavy to bundle per screen.
+# Real third-party apps in the bundle. xp.css and reveal.js are installed too, but their pages
+# inline 0.4-0.5 MB of fonts and images each, too heavy to bundle per screen; they, awesomplete's
+# docs and pell's demo are recorded only to measure models on apps in no split (RESULTS.md).
 DEFAULT_THIRD_PARTY = ("spectre-docs", "medium-editor", "dat-gui", "impress-demo", "98css-docs")
 
 # Tasks with real pages and short episodes; solved ones also get expert trajectories.

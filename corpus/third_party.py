@@ -100,6 +100,26 @@ APPS = (
         "MIT",
         "Step through the reveal.js slides",
     ),
+    NpmApp(
+        "awesomplete-docs",
+        "awesomplete",
+        "1.1.7",
+        "",
+        "index.html",
+        "phone",
+        "MIT",
+        "Try the autocomplete boxes",
+    ),
+    NpmApp(
+        "pell-demo",
+        "pell",
+        "1.0.6",
+        "",
+        "demo.html",
+        "phone",
+        "MIT",
+        "Write and format text in the pell editor",
+    ),
 )
 assert not any(a.package in RESERVED for a in APPS)
 
