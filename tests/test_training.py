@@ -30,6 +30,7 @@ def _cfg(tmp_path, **kw):
         max_completion_length=24,
         sft_batch_size=1,
         save_steps=1000,
+        calibrate_gate=False,
     )
     base.update(kw)
     return preset("tiny", **base)
@@ -239,7 +240,7 @@ def test_a_hinted_checkpoint_says_so_and_its_backend_shows_hints(tmp_path, rende
     cfg.max_train_examples = 6
     final = train(cfg, echo=lambda s: None)
     opts = json.loads((final / "worldmodel.json").read_text())
-    assert opts == {"with_html": True, "html_chars": 300, "hints": True}
+    assert opts == {"with_html": True, "html_chars": 300, "hints": True, "after": ""}
     backend = TransformersBackend(final, device="cpu", max_new_tokens=4)
     backend.use_renderer(renderer)
     assert backend.hints and backend.html_chars == 300
@@ -256,3 +257,67 @@ def test_a_hinted_checkpoint_says_so_and_its_backend_shows_hints(tmp_path, rende
     assert expand_follow("follow", "") == "" and expand_follow("follow", None) == ""
     # a hint longer than a prompt shows is cut at a line, never inside one
     assert cut_hint('text 1 "a"\ntext 2 "bb"\ntext 3 "ccc"', 26) == 'text 1 "a"\ntext 2 "bb"'
+
+
+def test_after_sim_the_target_is_the_apps_reaction_and_the_checkpoint_runs_after_the_sim(tmp_path, renderer):
+    """Trained after the sim, a checkbox tap's target is empty (the browser checked it), a MiniWoB
+    task's end cover is still the target, the prompt says the action was carried out, and the
+    saved checkpoint loads as sim+checkpoint."""
+    from worldmodel import WorldModel
+    from worldmodel.prompt import APPLIED_NOTE
+    from worldmodel.types import Completion
+
+    ds = load_corpus()["train"]
+    rows = [i for i, a in enumerate(ds["app"]) if a == "miniwob-click-checkboxes"][:6]
+    sub = ds.select(rows)
+    plain = to_examples(sub, True, 1500, 0, "edit", renderer)
+    after = to_examples(sub, True, 1500, 0, "edit", renderer, after="sim")
+    ticks = [k for k, e in enumerate(plain) if 'checked ""' in _edit_of(e)]
+    assert ticks and all(_edit_of(after[k]) == "" for k in ticks)
+    assert all(after[k]["edits_html"] != plain[k]["edits_html"] for k in ticks)  # the sim's screen
+    covers = [k for k, e in enumerate(plain) if "sync-task-cover" in _edit_of(e)]
+    assert covers and all("sync-task-cover" in _edit_of(after[k]) for k in covers)
+    assert all(APPLIED_NOTE in e["prompt"][1]["content"][1]["text"] for e in after)
+    assert not any(APPLIED_NOTE in e["prompt"][1]["content"][1]["text"] for e in plain)
+    with pytest.raises(ValueError, match="after"):
+        to_examples(sub, True, 1500, 0, "edit", renderer, after="retrieval")
+
+    cfg = _cfg(
+        tmp_path,
+        preset="small",
+        target="edit",
+        with_html=True,
+        after="sim",
+        sft_steps=1,
+        grpo_steps=0,
+        calibrate_gate=True,
+    )
+    cfg.max_train_examples = 4
+    final = train(cfg, echo=lambda s: None)
+    opts = json.loads((final / "worldmodel.json").read_text())
+    assert opts["after"] == "sim" and "min_confidence" in opts  # calibrated on the validation split
+    gate = json.loads((tmp_path / "figures.json").read_text())["gate"]
+    assert gate["transitions"] == len(load_corpus()["validation"]) and gate["kept"] <= gate["edits"]
+    assert gate["gain_gated"] >= gate["gain_ungated"]  # the gate is chosen so: never worse on validation
+    t = next(iter_transitions(load_corpus()["test"].select([0])))
+    with WorldModel.load(f"hf:{final}", renderer=renderer, max_new_tokens=4) as wm:
+        assert wm.name == f"sim+hf:{final}" and len(wm.stages) == 2
+        assert wm.predict(t.screen, t.action, mode="edit").ok
+    # a gate no edit reaches keeps the sim's screen; the confidence is reported
+    with WorldModel.load(f"hf:{final}", renderer=renderer, max_new_tokens=8, min_confidence=0.0) as wm:
+        p = wm.predict(t.screen, t.action, mode="edit")
+        gated = wm.stages[-1]._gated(Completion('text 1 "x"', "", -1.0))
+    with WorldModel.load("sim", renderer=renderer) as sim:
+        assert p.ok and p.html == sim.predict(t.screen, t.action, mode="edit").html
+    assert p.confidence is not None and p.confidence < 0
+    assert gated == "" and "below the gate 0.00" in gated.note and gated.confidence == -1.0
+
+
+def test_the_gate_keeps_the_edits_that_the_threshold_pays_for():
+    from training.calibrate import KEEP_NONE, choose_gate
+
+    # gains over keeping the screen: +0.5, -0.8, (no edit), +0.2
+    gate, gated, ungated = choose_gate([-0.1, -0.5, None, -0.05], [1.5, 0.2, 1.0, 1.2], [1.0] * 4)
+    assert gate == -0.1 and gated == pytest.approx(0.7) and ungated == pytest.approx(-0.1)
+    assert choose_gate([-0.3, -0.2], [1.2, 1.1], [1.0, 1.0])[0] is None  # every edit pays: no gate
+    assert choose_gate([-0.3, -0.2], [0.5, 0.9], [1.0, 1.0])[0] == KEEP_NONE  # none does

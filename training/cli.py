@@ -38,6 +38,14 @@ def train_command(
     hints: bool = typer.Option(
         None, "--hints/--no-hints", help="edit targets: show the nearest recorded edit in each prompt"
     ),
+    after: str = typer.Option(
+        None, help="edit targets: 'sim' learns the app's reaction after the browser's own physics"
+    ),
+    calibrate_gate: bool = typer.Option(
+        None,
+        "--calibrate-gate/--no-calibrate-gate",
+        help="edit targets: choose on the validation split the confidence below which edits are left out",
+    ),
     sft_lr: float = typer.Option(None, help="SFT learning rate"),
     use_vllm: bool = typer.Option(
         None, "--use-vllm/--no-vllm", help="GRPO generation through trl's vLLM (GPU)"
@@ -75,6 +83,8 @@ def train_command(
             max_edit_chars=max_edit_chars,
             shift_copies=shift_copies,
             hints=hints,
+            after=after,
+            calibrate_gate=calibrate_gate,
             sft_lr=sft_lr,
             use_vllm=use_vllm,
             vllm_mode=vllm_mode,

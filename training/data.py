@@ -28,6 +28,7 @@ def to_examples(
     seed: int = 0,
     shift_copies: int = 0,
     hints: bool = False,
+    after: str = "",
 ) -> list[dict]:
     """One example per transition, in trl's conversational prompt-completion layout.
 
@@ -59,20 +60,31 @@ def to_examples(
     as their edit is. Where carrying the hint out comes nearer the real next screen than keeping
     the screen does (`follows`), the target is the one line FOLLOW instead of the edit: the model
     learns when the recorded change fits, and does not have to copy it out.
+
+    `after="sim"` (edit targets): the current screen of each example is what the browser's own
+    physics made of the recorded screen (the `sim` backend: the field typed into, the box
+    checked, the page scrolled), its render shown, and the target is the edit from there to the
+    real next screen: the app's reaction only, as `sim+MODEL` asks of MODEL. An app the model has
+    never seen still gets the browser's part right, and where the model is unsure, writing
+    nothing keeps it. Typing copies are left out there (each would need its own sim run).
     """
+    if after not in AFTER:
+        raise ValueError(f"after {after!r} is not one of {', '.join(repr(a) for a in AFTER)}")
     rows = ds if not limit else ds.select(range(min(limit, len(ds))))
     ts = [from_row(row) for row in rows]
     focus = target == "edit"
-    if focus:
-        targets = action_targets(renderer, [Query(t.screen, t.action, t.goal) for t in ts])
-    else:
-        targets = [None] * len(ts)
+    applied = [False] * len(ts)
+    if focus and after == "sim":
+        ts, applied = simulated(ts, renderer)
+        typing_copies = 0
+    queries = [Query(t.screen, t.action, t.goal, applied=a) for t, a in zip(ts, applied)]
+    targets = action_targets(renderer, queries) if focus else [None] * len(ts)
     words = _words(ts) if typing_copies else []
-    hinted = app_hints(ts, renderer) if hints and focus else [None] * len(ts)
+    hinted = app_hints(ts, renderer, applied) if hints and focus else [None] * len(ts)
     rng = random.Random(seed)
     out = []
 
-    def example(t, pngs, cur: str, nxt: str, action, n, augmented: bool, text: str, hint) -> dict:
+    def example(t, pngs, cur: str, nxt: str, action, n, augmented: bool, text: str, hint, done) -> dict:
         edit = target == "edit" and bool(cur)
         screen = dataclasses.replace(t.screen, html=cur) if cur != t.screen.html else t.screen
         messages, image = build_messages(
@@ -82,6 +94,7 @@ def to_examples(
             with_html,
             html_chars,
             "edit" if edit else "document",
+            applied=done,
             focus=focus,
             target=n,
             hint=hint if edit else None,
@@ -103,7 +116,7 @@ def to_examples(
             "hint": (hint or "") if edit else "",  # what a FOLLOW line stands for, in the rewards
         }
 
-    for t, n, hint in zip(ts, targets, hinted):
+    for t, n, hint, done in zip(ts, targets, hinted, applied):
         cur, nxt = t.screen.html or "", t.next_screen.html or ""
         edit = target == "edit" and bool(cur)
         recorded = diff(cur, nxt) if edit else nxt  # a document target where there is no HTML to edit
@@ -120,7 +133,7 @@ def to_examples(
         for action, text, a_nxt, augmented, a_hint in variants:
             if edit and a_hint and follows(cur, a_hint, text, a_nxt):
                 text = FOLLOW
-            out.append(example(t, pngs, cur, a_nxt, action, n, augmented, text, a_hint))
+            out.append(example(t, pngs, cur, a_nxt, action, n, augmented, text, a_hint, done))
             if not edit:
                 continue
             for _ in range(shift_copies):
@@ -138,6 +151,7 @@ def to_examples(
                         augmented,
                         moved,
                         a_hint and _shift_edit(a_hint, k),
+                        done,
                     )
                 )
     return out
@@ -152,7 +166,26 @@ def follows(cur: str, hint: str, edit: str, nxt: str) -> bool:
     return got == try_apply(cur, edit)[0] or text_f1(got, nxt) > text_f1(cur, nxt)
 
 
-def app_hints(ts, renderer) -> list[str]:
+def simulated(ts, renderer) -> tuple[list, list[bool]]:
+    """Each transition with its current screen replaced by what the `sim` backend (the browser's
+    own physics, worldmodel/backends/sim.py) made of it, as `sim+MODEL` hands MODEL its screen;
+    and per transition whether that worked (where the sim's screen does not render, the recorded
+    screen stays and the example is an ordinary one)."""
+    from worldmodel.backends.sim import SimBackend
+    from worldmodel.model import WorldModel
+
+    preds = WorldModel([SimBackend(renderer)], renderer=renderer).predict_many(
+        [Query(t.screen, t.action, t.goal) for t in ts], "document"
+    )
+    out, done = [], []
+    for t, p in zip(ts, preds):
+        ok = p.ok and bool(t.screen.html)
+        out.append(dataclasses.replace(t, screen=p.as_screen(t.screen)) if ok else t)
+        done.append(ok)
+    return out, done
+
+
+def app_hints(ts, renderer, applied: list[bool] | None = None) -> list[str]:
     """Per transition, the edit of the nearest transition of another app, transplanted onto its
     screen ("" when nothing carries over). Other apps only: a hinted model predicts on apps it has
     not seen, whose nearest recorded transitions are all another app's, and it must learn from
@@ -167,12 +200,17 @@ def app_hints(ts, renderer) -> list[str]:
         index = RetrievalBackend.from_transitions(others)
         index.use_renderer(renderer)
         mine = [i for i, t in enumerate(ts) if t.app == app]
-        got = index.complete_edits([Query(ts[i].screen, ts[i].action, ts[i].goal) for i in mine])
+        done = applied or [False] * len(ts)
+        got = index.complete_edits(
+            [Query(ts[i].screen, ts[i].action, ts[i].goal, applied=done[i]) for i in mine]
+        )
         for i, hint in zip(mine, got):
             out[i] = str(hint)
     return out
 
 
+# What a model can be trained to run after: "" (the recorded screen itself) or "sim".
+AFTER = ("", "sim")
 # Most hidden elements a shifted copy puts first in the body.
 MAX_SHIFT = 8
 _BODY = re.compile(r"<body\b[^>]*>", re.I)

@@ -197,6 +197,7 @@ def training_examples(cfg: TrainConfig, train_ds) -> list[dict]:
             cfg.seed,
             cfg.shift_copies,
             cfg.hints,
+            cfg.after,
         )
     return examples
 
@@ -230,11 +231,35 @@ def _save(trainer, processor, path: Path, cfg: TrainConfig) -> Path:
         "with_html": cfg.with_html,
         "html_chars": cfg.max_prompt_html_chars,
         "hints": cfg.hints and cfg.target == "edit",
+        "after": cfg.after if cfg.target == "edit" else "",
     }
     tmp = path / (PROMPT_FILE + ".tmp")
     tmp.write_text(json.dumps(opts, indent=2))
     tmp.replace(path / PROMPT_FILE)
     return path
+
+
+def _calibrate(final: Path, validation, echo: Callable[[str], None]) -> dict:
+    """Choose the checkpoint's edit gate on the validation split and record it with its prompt
+    options (training/calibrate.py)."""
+    from render import Renderer
+    from worldmodel.dataset import iter_transitions
+
+    from .calibrate import calibrate_gate
+
+    with Renderer() as renderer:
+        gate, figs = calibrate_gate(final, list(iter_transitions(validation)), renderer)
+    opts = json.loads((final / PROMPT_FILE).read_text())
+    opts["min_confidence"] = gate
+    tmp = final / (PROMPT_FILE + ".tmp")
+    tmp.write_text(json.dumps(opts, indent=2))
+    tmp.replace(final / PROMPT_FILE)
+    echo(
+        f"edit gate: {'none' if gate is None else f'{gate:.3f}'} (validation: {figs['kept']} of"
+        f" {figs['edits']} edits kept; gain over keeping the screen {figs['gain_gated']:+.4f},"
+        f" ungated {figs['gain_ungated']:+.4f})"
+    )
+    return {"min_confidence": gate, **figs}
 
 
 def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = print) -> Path:
@@ -274,6 +299,8 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         figures["grpo_reward_first"] = rewards[0]["reward"] if rewards else None
         figures["grpo_reward_last"] = rewards[-1]["reward"] if rewards else None
     final = _save(trainer, processor, out / "final", cfg) if (cfg.sft_steps or cfg.grpo_steps) else start
+    if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:
+        figures["gate"] = _calibrate(final, dd["validation"], echo)
     (out / "figures.json").write_text(json.dumps(figures, indent=2))
     echo(f"saved {final}: {json.dumps(figures)}")
     return final

@@ -15,7 +15,7 @@ from .backends.base import Backend, load_stage, option_names
 from .edit import apply_lenient, diff, extract_edit, try_apply
 from .extract import extract_html
 from .prompt import MODES
-from .spec import ModelSpec, parse_spec
+from .spec import BackendSpec, ModelSpec, parse_spec
 from .types import Action, Prediction, Query, Screen
 
 
@@ -59,7 +59,16 @@ class WorldModel:
                 f"model {str(ms)!r} takes no option(s) {', '.join(sorted(unknown))} "
                 f"(it takes: {', '.join(sorted(known)) or 'none'})"
             )
-        return cls([load_stage(s, **options) for s in ms.stages], renderer, str(ms), strict_edits)
+        stages, names = [], []
+        for s in ms.stages:
+            backend = load_stage(s, **options)
+            # a checkpoint trained on the sim's screens (`wm train --after sim`) runs after the sim
+            if getattr(backend, "after", "") == "sim" and (not names or names[-1] != "sim"):
+                stages.append(load_stage(BackendSpec("sim"), **options))
+                names.append("sim")
+            stages.append(backend)
+            names.append(str(s))
+        return cls(stages, renderer, "+".join(names), strict_edits)
 
     @property
     def renderer(self) -> Renderer:
@@ -177,6 +186,7 @@ class WorldModel:
                     note=getattr(c, "note", ""),
                     edit=ed,
                     edit_error=edit_err,
+                    confidence=getattr(c, "confidence", None),
                 )
             )
         return out

@@ -283,13 +283,16 @@ class Query:
 
 class Completion(str):
     """A backend's raw completion, with a note on how it was made when there is one to tell
-    (e.g. the sim falling back to copy because the screen had no HTML)."""
+    (e.g. the sim falling back to copy because the screen had no HTML), and, from a model that
+    knows it, its mean log-probability per generated token."""
 
     note: str = ""
+    confidence: float | None = None
 
-    def __new__(cls, text: str, note: str = ""):
+    def __new__(cls, text: str, note: str = "", confidence: float | None = None):
         obj = super().__new__(cls, text)
         obj.note = note
+        obj.confidence = confidence
         return obj
 
 
@@ -307,6 +310,8 @@ class Prediction:
     note: str = ""  # how the backend made it, when it had to say (fallbacks, actions it cannot model)
     edit: str | None = None  # in edit mode: the edit of the current screen that `html` applies
     edit_error: str | None = None  # the edit's lines that could not be applied (first one named)
+    # the last stage's mean log-probability per token of what it wrote, where it knows one (hf)
+    confidence: float | None = None
 
     @property
     def ok(self) -> bool:

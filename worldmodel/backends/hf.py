@@ -49,6 +49,7 @@ class TransformersBackend:
         edit_tries: int = 1,
         hints: bool | None = None,
         hint_corpus: str | None = None,
+        min_confidence: float | None = None,
         model=None,
         processor=None,
     ):
@@ -86,6 +87,13 @@ class TransformersBackend:
         self.hints = trained.get("hints", False) if hints is None else hints
         self.hint_corpus = hint_corpus
         self._index = None
+        # "sim": trained on the app's reaction to what the browser's physics made of the screen,
+        # so a WorldModel runs the sim stage before it (`sim+PATH`)
+        self.after = trained.get("after", "")
+        # an edit whose mean log-probability per token is below this is not carried out (the
+        # screen is kept): None takes the gate the checkpoint was calibrated with, if any
+        gate = trained.get("min_confidence") if min_confidence is None else min_confidence
+        self.min_confidence = None if gate is None else float(gate)
         # edit prompts name the element the action acts on (worldmodel/focus.py), found from a
         # render of the current screen: the WorldModel lends its renderer
         self.focus = focus
@@ -111,6 +119,7 @@ class TransformersBackend:
         "edit_tries",
         "hints",
         "hint_corpus",
+        "min_confidence",
     )
 
     @classmethod
@@ -118,7 +127,7 @@ class TransformersBackend:
         return cls(spec.arg, **options)
 
     def complete(self, queries: list[Query]) -> list[str]:
-        return self._batched(self._prompts(queries, "document"))
+        return self._batched(self._prompts(queries, "document"))[0]
 
     def complete_edits(self, queries: list[Query]) -> list[str]:
         """One edit of each query's current screen (the edit-mode prompt contract).
@@ -129,14 +138,15 @@ class TransformersBackend:
         change). Measured against voting on lines in benchmarks/RESULTS.md."""
         hints = self._hints(queries) if self.hints else None
         prompts = self._prompts(queries, "edit", hints)
-        out = _followed(self._batched(prompts), hints)
+        texts, confidences = self._batched(prompts)
+        out = [self._gated(Completion(c, "", conf)) for c, conf in zip(_followed(texts, hints), confidences)]
         if self.edit_tries < 2:
             return out
         bad = [i for i, (q, c) in enumerate(zip(queries, out)) if not _applies(q, c)]
         if not bad:
             return out
         k = self.edit_tries - 1
-        tries = self._batched([prompts[i] for i in bad], k)  # the same prompts, sampled
+        tries = self._batched([prompts[i] for i in bad], k)[0]  # the same prompts, sampled
         tries = _followed(tries, hints and [hints[i] for i in bad for _ in range(k)])
         for n, i in enumerate(bad):
             good = [c for c in tries[n * k : (n + 1) * k] if _applies(queries[i], c)]
@@ -146,6 +156,22 @@ class TransformersBackend:
                 else Completion("", f"none of {self.edit_tries} edits applied in full: the screen is kept")
             )
         return out
+
+    def _gated(self, completion: Completion) -> Completion:
+        """The edit, or none (the screen kept) where the model is less sure of it than the gate."""
+        conf = completion.confidence
+        if (
+            self.min_confidence is None
+            or conf is None
+            or conf >= self.min_confidence
+            or not completion.strip()
+        ):
+            return completion
+        return Completion(
+            "",
+            f"edit left out: mean log-probability {conf:.2f} per token, below the gate {self.min_confidence:.2f}",
+            conf,
+        )
 
     def _prompts(
         self, queries: list[Query], mode: str, hints: list[str] | None = None
@@ -183,15 +209,19 @@ class TransformersBackend:
                 self._index.use_renderer(self._renderer)
         return [str(h) for h in self._index.complete_edits(queries)]
 
-    def _batched(self, prompts: list[tuple[str, object]], samples: int = 0) -> list[str]:
-        """Completions in prompt order; with `samples`, that many sampled ones per prompt."""
+    def _batched(self, prompts: list[tuple[str, object]], samples: int = 0) -> tuple[list[str], list[float]]:
+        """Completions in prompt order (with `samples`, that many sampled ones per prompt), and
+        each one's mean log-probability per generated token."""
         out: list[str] = []
+        confidences: list[float] = []
         step = max(1, self.batch_size // max(1, samples))
         for i in range(0, len(prompts), step):
-            out += self._generate(prompts[i : i + step], samples)
-        return out
+            texts, conf = self._generate(prompts[i : i + step], samples)
+            out += texts
+            confidences += conf
+        return out, confidences
 
-    def _generate(self, prompts: list[tuple[str, object]], samples: int = 0) -> list[str]:
+    def _generate(self, prompts: list[tuple[str, object]], samples: int = 0) -> tuple[list[str], list[float]]:
         import torch
 
         texts = [t for t, _ in prompts]
@@ -208,9 +238,12 @@ class TransformersBackend:
             gen.update(do_sample=True, num_return_sequences=samples)
             gen["temperature"] = max(self.temperature, RETRY_TEMPERATURE)
         with torch.no_grad():
-            ids = self.model.generate(**inputs, **gen)
-        new = ids[:, inputs["input_ids"].shape[1] :]
-        return self.processor.tokenizer.batch_decode(new, skip_special_tokens=True)
+            got = self.model.generate(**inputs, **gen, output_scores=True, return_dict_in_generate=True)
+            logp = self.model.compute_transition_scores(got.sequences, got.scores, normalize_logits=True)
+        new = got.sequences[:, inputs["input_ids"].shape[1] :]
+        real = new != self.processor.tokenizer.pad_token_id
+        conf = ((logp * real).sum(1) / real.sum(1).clamp(min=1)).tolist()
+        return self.processor.tokenizer.batch_decode(new, skip_special_tokens=True), conf
 
 
 def _prompt_options(path: Path) -> dict:

@@ -1,0 +1,79 @@
+"""Calibrate a trained checkpoint's edit gate on apps it was not trained on.
+
+A small model's own edits on an app it has never seen are mostly wrong, and it is less sure of
+them: its mean log-probability per generated token is lower than where it writes what it has
+learned (measured on third-party apps, benchmarks/RESULTS.md). The hf backend leaves out an
+edit it is less sure of than a gate (`min_confidence`), keeping the screen the stage before it
+gave (the current screen, or the sim's). The gate is chosen here, on the validation split
+(apps in neither the training nor the test split): the threshold whose kept edits score best,
+SSIM plus text F1 against the real next screen, over keeping the screen. A checkpoint records
+it in its `worldmodel.json`, so loading it gates the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from render import Renderer
+from render.metrics import fidelity, text_f1
+from worldmodel.model import WorldModel
+from worldmodel.types import Query, Transition
+
+# Tokens a calibration edit may take: as benchmarks/checkpoint_compare.py generates.
+CALIBRATION_TOKENS = 512
+# The gate that keeps no edit: no mean log-probability is above 0.
+KEEP_NONE = 0.0
+
+
+def _score(image, html: str, t: Transition) -> float:
+    if image is None:
+        return 0.0
+    return fidelity(image, t.next_screen.array)["ssim"] + text_f1(html, t.next_screen.html or "")
+
+
+def choose_gate(confidences: Sequence[float | None], kept: Sequence[float], base: Sequence[float]):
+    """The threshold with the best total score (an edit counts where its confidence reaches it,
+    the screen before it elsewhere), the higher one on a tie; None where keeping every edit is
+    best. Also the total gain over keeping every screen, with the gate and with none."""
+    gain = [k - b for k, b in zip(kept, base)]
+    ungated = sum(gain)
+    best, best_gain = None, ungated
+    for th in sorted({c for c in confidences if c is not None} | {KEEP_NONE}):
+        g = sum(x for x, c in zip(gain, confidences) if c is not None and c >= th)
+        if g > best_gain or (g == best_gain and best is not None and th > best):
+            best, best_gain = th, g
+    return best, best_gain, ungated
+
+
+def calibrate_gate(
+    checkpoint: str | Path, transitions: Sequence[Transition], renderer: Renderer
+) -> tuple[float | None, dict]:
+    """(the gate for `checkpoint`, figures): see the module's docstring."""
+    ts = [t for t in transitions if t.screen.html and t.next_screen.html]
+    queries = [Query(t.screen, t.action, t.goal) for t in ts]
+    with WorldModel.load(
+        f"hf:{checkpoint}", renderer=renderer, max_new_tokens=CALIBRATION_TOKENS, min_confidence=-math.inf
+    ) as wm:
+        preds = wm.predict_many(queries, "edit")
+        if len(wm.stages) > 1:  # what the stages before the model made of each screen
+            before = WorldModel(wm.stages[:-1], renderer).predict_many(queries, "edit")
+            base = [_score(p.image, p.html, t) for p, t in zip(before, ts)]
+        else:
+            shown = renderer.render_many([(t.screen.html, t.screen.viewport()) for t in ts])
+            base = [
+                _score(r.pil() if not isinstance(r, Exception) else None, t.screen.html, t)
+                for r, t in zip(shown, ts)
+            ]
+    kept = [_score(p.image, p.html, t) for p, t in zip(preds, ts)]
+    confidences = [p.confidence if (p.edit or "").strip() else None for p in preds]
+    gate, gated, ungated = choose_gate(confidences, kept, base)
+    n = max(1, len(ts))
+    return gate, {
+        "transitions": len(ts),
+        "edits": sum(c is not None for c in confidences),
+        "kept": sum(c is not None and (gate is None or c >= gate) for c in confidences),
+        "gain_gated": gated / n,
+        "gain_ungated": ungated / n,
+    }
