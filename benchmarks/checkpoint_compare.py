@@ -1,7 +1,7 @@
 """Several trained checkpoints writing edits, against `copy`, on one split of the bundled corpus.
 
     python benchmarks/checkpoint_compare.py [--split test] [--max-new-tokens 512] [--tries 1]
-        [--no-hints] CHECKPOINT...
+        [--no-hints] [--corpus PATH] [--third-party] [--also SPEC ...] CHECKPOINT...
 
 edit_bench.py runs every backend and decoding policy for one checkpoint; this runs one policy
 for many, which is what choosing between training recipes needs: the same split, the same
@@ -9,7 +9,10 @@ renderer, `copy` measured in the same run. The policy: greedy, the lines that ap
 with --tries N, up to N-1 sampled edits more where the greedy one does not apply in full, and
 the screen kept where none does.
 Each row: SSIM, text F1, element F1, their gains over `copy`, and the share of edits with a
-line that did not apply.
+line that did not apply. A checkpoint trained after the sim (`wm train --after sim`) runs as
+`sim+CHECKPOINT`; `--also sim` puts the sim alone beside it, so the learned part's own share shows.
+`--corpus PATH --split all --third-party` scores a recorded corpus of other apps (e.g. one
+`wm corpus build --third-party ...` recorded) on its apps nobody here wrote.
 """
 
 from __future__ import annotations
@@ -21,11 +24,20 @@ from worldmodel import Renderer, WorldModel
 from worldmodel.dataset import iter_transitions
 from worldmodel.evaluate import evaluate
 
+PHONE_PREFIX = "phone-"  # this project's own phone apps (corpus/apps)
+
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("checkpoints", nargs="+", help="trained checkpoint folders")
-    ap.add_argument("--split", default="test", choices=("train", "validation", "test"))
+    ap.add_argument("checkpoints", nargs="*", help="trained checkpoint folders")
+    ap.add_argument("--split", default="test", choices=("train", "validation", "test", "all"))
+    ap.add_argument("--corpus", default=None, help="corpus folder (default: the bundled corpus)")
+    ap.add_argument(
+        "--third-party", action="store_true", help="only apps nobody here wrote (not the phone apps)"
+    )
+    ap.add_argument(
+        "--also", action="append", default=[], help="another model spec to score beside them (e.g. sim)"
+    )
     ap.add_argument("--max-new-tokens", type=int, default=512)
     ap.add_argument(
         "--html-chars", type=int, default=None, help="prompt HTML budget (default: each checkpoint's own)"
@@ -35,9 +47,14 @@ def main():
         "--no-hints", action="store_true", help="leave out the hints a hinted checkpoint was trained with"
     )
     args = ap.parse_args()
-    ts = list(iter_transitions(load_corpus()[args.split]))
+    dd = load_corpus(args.corpus)
+    ts = [t for s in (dd if args.split == "all" else [args.split]) for t in iter_transitions(dd[s])]
+    if args.third_party:
+        ts = [t for t in ts if not t.app.startswith(PHONE_PREFIX)]
     with Renderer() as r:
         models = {"copy": WorldModel.load("copy", renderer=r)}
+        for spec in args.also:
+            models[spec] = WorldModel.load(spec, renderer=r)
         for path in args.checkpoints:
             opts = {"max_new_tokens": args.max_new_tokens, "edit_tries": args.tries}
             if args.html_chars:
@@ -50,7 +67,10 @@ def main():
         for m in models.values():
             m.close()
     base = figs["backends"]["copy"]
-    print(f"bundled {args.split} split: {figs['n']} transitions")
+    where = args.corpus or "bundled"
+    print(
+        f"{where} {args.split} split{' (third-party apps)' if args.third_party else ''}: {figs['n']} transitions"
+    )
     print(
         f"{'model':40s} {'SSIM':>7s} {'textF1':>7s} {'elemF1':>7s} {'SSIM vs copy':>12s}"
         f" {'textF1 vs copy':>14s} {'bad edits':>9s}"
