@@ -24,7 +24,7 @@ from worldmodel import Renderer, WorldModel
 from worldmodel.dataset import iter_transitions
 from worldmodel.evaluate import evaluate
 
-PHONE_PREFIX = "phone-"  # this project's own phone apps (corpus/apps)
+PHONE_SOURCE = "phone"  # a corpus row's `source` for this project's own phone apps (corpus/apps)
 
 
 def main():
@@ -48,9 +48,12 @@ def main():
     )
     args = ap.parse_args()
     dd = load_corpus(args.corpus)
-    ts = [t for s in (dd if args.split == "all" else [args.split]) for t in iter_transitions(dd[s])]
-    if args.third_party:
-        ts = [t for t in ts if not t.app.startswith(PHONE_PREFIX)]
+    ts = []
+    for s in dd if args.split == "all" else [args.split]:
+        ds = dd[s]
+        if args.third_party:
+            ds = ds.select([i for i, src in enumerate(ds["source"]) if src != PHONE_SOURCE])
+        ts += iter_transitions(ds)
     with Renderer() as r:
         models = {"copy": WorldModel.load("copy", renderer=r)}
         for spec in args.also:

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from render import Renderer
+from render import Renderer, RenderError
 from render.metrics import fidelity, text_f1
 from worldmodel.model import WorldModel
 from worldmodel.types import Query, Transition
@@ -63,7 +63,7 @@ def calibrate_gate(
         else:
             shown = renderer.render_many([(t.screen.html, t.screen.viewport()) for t in ts])
             base = [
-                _score(r.pil() if not isinstance(r, Exception) else None, t.screen.html, t)
+                _score(None if isinstance(r, RenderError) else r.pil(), t.screen.html, t)
                 for r, t in zip(shown, ts)
             ]
     kept = [_score(p.image, p.html, t) for p, t in zip(preds, ts)]

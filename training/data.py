@@ -171,10 +171,9 @@ def simulated(ts, renderer) -> tuple[list, list[bool]]:
     own physics, worldmodel/backends/sim.py) made of it, as `sim+MODEL` hands MODEL its screen;
     and per transition whether that worked (where the sim's screen does not render, the recorded
     screen stays and the example is an ordinary one)."""
-    from worldmodel.backends.sim import SimBackend
     from worldmodel.model import WorldModel
 
-    preds = WorldModel([SimBackend(renderer)], renderer=renderer).predict_many(
+    preds = WorldModel.load("sim", renderer=renderer).predict_many(
         [Query(t.screen, t.action, t.goal) for t in ts], "document"
     )
     out, done = [], []
@@ -193,6 +192,7 @@ def app_hints(ts, renderer, applied: list[bool] | None = None) -> list[str]:
     from worldmodel.backends.retrieval import RetrievalBackend
 
     out = [""] * len(ts)
+    done = applied or [False] * len(ts)
     for app in sorted({t.app for t in ts}):
         others = [t for t in ts if t.app != app]
         if not others:
@@ -200,7 +200,6 @@ def app_hints(ts, renderer, applied: list[bool] | None = None) -> list[str]:
         index = RetrievalBackend.from_transitions(others)
         index.use_renderer(renderer)
         mine = [i for i, t in enumerate(ts) if t.app == app]
-        done = applied or [False] * len(ts)
         got = index.complete_edits(
             [Query(ts[i].screen, ts[i].action, ts[i].goal, applied=done[i]) for i in mine]
         )

@@ -227,16 +227,23 @@ def _save(trainer, processor, path: Path, cfg: TrainConfig) -> Path:
     processor.save_pretrained(str(path))
     processor.tokenizer.save_pretrained(str(path))
     # how the prompts looked, so loading the checkpoint builds them the same way
-    opts = {
-        "with_html": cfg.with_html,
-        "html_chars": cfg.max_prompt_html_chars,
-        "hints": cfg.hints and cfg.target == "edit",
-        "after": cfg.after if cfg.target == "edit" else "",
-    }
+    _write_options(
+        path,
+        {
+            "with_html": cfg.with_html,
+            "html_chars": cfg.max_prompt_html_chars,
+            "hints": cfg.hints and cfg.target == "edit",
+            "after": cfg.after if cfg.target == "edit" else "",
+        },
+    )
+    return path
+
+
+def _write_options(path: Path, opts: dict) -> None:
+    """The checkpoint's worldmodel.json, written whole or not at all."""
     tmp = path / (PROMPT_FILE + ".tmp")
     tmp.write_text(json.dumps(opts, indent=2))
     tmp.replace(path / PROMPT_FILE)
-    return path
 
 
 def _calibrate(final: Path, validation, echo: Callable[[str], None]) -> dict:
@@ -249,11 +256,7 @@ def _calibrate(final: Path, validation, echo: Callable[[str], None]) -> dict:
 
     with Renderer() as renderer:
         gate, figs = calibrate_gate(final, list(iter_transitions(validation)), renderer)
-    opts = json.loads((final / PROMPT_FILE).read_text())
-    opts["min_confidence"] = gate
-    tmp = final / (PROMPT_FILE + ".tmp")
-    tmp.write_text(json.dumps(opts, indent=2))
-    tmp.replace(final / PROMPT_FILE)
+    _write_options(final, {**json.loads((final / PROMPT_FILE).read_text()), "min_confidence": gate})
     echo(
         f"edit gate: {'none' if gate is None else f'{gate:.3f}'} (validation: {figs['kept']} of"
         f" {figs['edits']} edits kept; gain over keeping the screen {figs['gain_gated']:+.4f},"

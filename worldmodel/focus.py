@@ -19,6 +19,8 @@ from .types import Query
 # the action types whose point (or focus) names the element they act on
 POINTED = ("tap", "long_press", "type", "swipe", "scroll")
 STATE_CLASS = re.compile(r"^wm-")
+# The capture's class on the focused element (render/capture.py); the sim gives focus back from it.
+FOCUS_CLASS = "wm-focus"
 MAX_TAG_CHARS = 160  # of the target's opening tag, in the prompt's header
 
 
@@ -46,7 +48,7 @@ def point_targets(renderer, items) -> list[int | None]:
 def focused_number(html: str) -> int | None:
     """The element the capture marked as focused (`wm-focus`), if any."""
     for i, el in enumerate(_numbered(_soup(html))):
-        if "wm-focus" in el.get("class", []):
+        if FOCUS_CLASS in el.get("class", []):
             return i
     return None
 

@@ -19,7 +19,7 @@ import re
 from render import Renderer, RenderError
 
 from ..edit import OPS, _soup, _stylesheet, diff, try_apply
-from ..focus import STATE_CLASS
+from ..focus import FOCUS_CLASS, STATE_CLASS
 from ..types import DIRECTION_VECTORS, Action, Completion, Query
 from .copy import CopyBackend
 
@@ -49,10 +49,6 @@ def action_ops(action: Action, scale: float, width: int, height: int) -> tuple[l
     if t == "key":
         return [("key", action.key or "Enter")], ""
     return [], f"{t}: the sim leaves the page as it is (only the app or the system could change it)"
-
-
-# The focused element's own state class: the sim gives focus back from it (render/interact.py).
-FOCUS_CLASS = "wm-focus"
 
 
 def _rule_key(rule: str) -> str:
