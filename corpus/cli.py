@@ -1,4 +1,4 @@
-"""`wm corpus build | stats | import-android`."""
+"""`wm corpus build | record | merge | stats | compact | import-android`."""
 
 from __future__ import annotations
 
@@ -307,6 +307,52 @@ def stats(
             for p in write_worst(rows, worst, out):
                 typer.echo(f"  worst: {p}")
     typer.echo(json.dumps(report))
+
+
+@app.command("merge")
+def merge_cmd(
+    sources: list[Path] = typer.Argument(..., help="corpus folders to join, in order"),
+    out: Path = typer.Option(
+        ..., "-o", "--out", file_okay=False, help="where the joined corpus goes (replaced atomically)"
+    ),
+    split: list[str] = typer.Option(
+        [], "--split", help="APP=SPLIT: put an app in this split instead of the one its corpus gave it"
+    ),
+) -> None:
+    """Join corpora recorded in pieces into one, each app keeping its split (or the one --split gives)."""
+    from .store import SPLITS, CorpusError, iter_transitions, load_corpus, save_corpus
+
+    pinned: dict[str, str] = {}
+    for item in split:
+        name, sep, where = item.partition("=")
+        if not sep or not name or where not in SPLITS:
+            raise typer.BadParameter(
+                f"{item!r} is not APP=SPLIT with SPLIT one of {', '.join(SPLITS)}", param_hint="--split"
+            )
+        pinned[name] = where
+    ts, splits, skipped = [], {}, []
+    for src in sources:
+        try:
+            dd = load_corpus(src)
+        except CorpusError as e:
+            raise typer.BadParameter(str(e), param_hint="SOURCES") from None
+        for sp, ds in dd.items():
+            for app in set(ds["app"]):
+                had = splits.setdefault(app, sp)
+                if had != sp and app not in pinned:
+                    raise typer.BadParameter(
+                        f"{app} is in {had} in one corpus and in {sp} in {src}: say where with --split {app}=SPLIT",
+                        param_hint="SOURCES",
+                    )
+            ts += list(iter_transitions(ds, skipped))
+    unknown = set(pinned) - set(splits)
+    if unknown:
+        raise typer.BadParameter(f"no corpus has app(s) {', '.join(sorted(unknown))}", param_hint="--split")
+    splits.update(pinned)
+    dd = save_corpus(ts, out, splits)
+    typer.echo(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
+    for s in skipped:
+        typer.echo(f"skipped a bad record: {s}", err=True)
 
 
 @app.command("compact")

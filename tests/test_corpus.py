@@ -360,3 +360,33 @@ def test_compact_shortens_a_corpus_and_keeps_every_render(tmp_path, renderer):
         assert "data-junk" not in c and "wm-focus-within" not in c and "off to the side" not in c
         a, b = renderer.render_many([(h, t.next_screen.viewport()) for h in (t.next_screen.html, c)])
         assert np.array_equal(a.image, b.image)
+
+
+def test_merge_joins_corpora_keeping_each_apps_split(tmp_path):
+    from corpus.store import iter_transitions
+
+    dd = load_corpus()
+    a = [t for t in iter_transitions(dd["train"]) if t.app == "miniwob-click-button"][:2]
+    b = [t for t in iter_transitions(dd["test"]) if t.app == "miniwob-click-link"][:2]
+    save_corpus(a, tmp_path / "a", {"miniwob-click-button": "train"})
+    save_corpus(b, tmp_path / "b", {"miniwob-click-link": "test"})
+    save_corpus(b, tmp_path / "c", {"miniwob-click-link": "train"})
+
+    def merge(*args):
+        return CliRunner().invoke(cli, ["corpus", "merge", *map(str, args)])
+
+    res = merge(tmp_path / "a", tmp_path / "b", "-o", tmp_path / "ab")
+    assert res.exit_code == 0, res.output
+    ab = load_corpus(tmp_path / "ab")
+    assert set(ab["train"]["app"]) == {"miniwob-click-button"} and len(ab["test"]) == len(b)
+    # an app both corpora hold in different splits is named, and --split settles it
+    res = merge(tmp_path / "b", tmp_path / "c", "-o", tmp_path / "bc")
+    assert res.exit_code != 0 and "miniwob-click-link is in test" in res.output
+    assert not (tmp_path / "bc").exists()
+    res = merge(
+        tmp_path / "b", tmp_path / "c", "-o", tmp_path / "bc", "--split", "miniwob-click-link=validation"
+    )
+    assert res.exit_code == 0, res.output
+    assert list(load_corpus(tmp_path / "bc")) == ["validation"]
+    assert "not APP=SPLIT" in merge(tmp_path / "a", "-o", tmp_path / "x", "--split", "nope").output
+
