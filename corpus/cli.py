@@ -39,6 +39,7 @@ def build(
         DEFAULT_MINIWOB,
         DEFAULT_PINNED,
         DEFAULT_THIRD_PARTY,
+        MORE_MINIWOB,
         BuildConfig,
         record_corpus,
         score_html_fidelity,
@@ -49,7 +50,7 @@ def build(
     cfg = BuildConfig(
         phone_episodes,
         phone_steps,
-        tuple(t for t in tasks.split(",") if t) or DEFAULT_MINIWOB,
+        tuple(t for t in tasks.split(",") if t) or DEFAULT_MINIWOB + MORE_MINIWOB,
         miniwob_episodes,
         miniwob_steps,
         seed,
