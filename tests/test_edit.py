@@ -131,6 +131,37 @@ def test_transplant_readdresses_an_edit_onto_another_screen():
     assert transplant('screen "<p>x</p>"', src, dst) == ""  # a whole other screen is not a change here
 
 
+def test_the_reaction_leaves_out_what_only_moves_hover_and_focus():
+    from worldmodel.transplant import reaction
+
+    ring = "outline: rgb(16, 16, 16) auto 1px; outline-offset: 0px;"
+    html = (
+        f'<html><body><div id="screen"><input class="wm-focus" style="width: 150px; {ring}">'
+        '<p class="wm-hover">x</p><div>y</div></div></body></html>'
+    )
+    noise = 'class 3 -wm-hover\nattr 2 style "width: 150px;"\nunattr 3 class\nattr 2 class ""'
+    app = 'attr 4 class "hide"\nafter 1 "<div>cover</div>"\nattr 2 style "width: 10px"\nclass 4 +wm-focus +on'
+    assert reaction(noise, html) == ""
+    assert reaction(noise + "\n" + app, html) == app
+    assert reaction("not an edit line\nclass 99 +wm-hover", html) == "not an edit line\nclass 99 +wm-hover"
+
+
+def test_a_transplanted_rule_goes_only_into_a_sheet_it_was_written_beside():
+    from worldmodel.transplant import transplant
+
+    def page(sheet: str, cls: str = "") -> str:
+        return f'<html><head><style>{sheet}</style></head><body class="{cls}"><div id="screen">x</div></body></html>'
+
+    sheet = ".a{color:red}\n.b{color:blue}"
+    src, nxt = page(sheet), page(sheet + "\nbody.dark{background:black}", "dark")
+    edit = diff(src, nxt)
+    assert "css-ins" in edit
+    same = transplant(edit, src, page(".z{margin:0}\n" + sheet))  # the same sheet, one rule more
+    assert "body.dark" in apply(page(".z{margin:0}\n" + sheet), same)
+    other = transplant(edit, src, page("p{margin:0}"))  # another app's sheet: the rule stays out
+    assert "css-ins" not in other and "body.dark" not in apply(page("p{margin:0}"), other)
+
+
 def test_retrieval_in_edit_mode_transplants_and_never_breaks_a_screen(renderer):
     from corpus.store import iter_transitions
     from worldmodel import WorldModel

@@ -277,6 +277,13 @@ def test_after_sim_the_target_is_the_apps_reaction_and_the_checkpoint_runs_after
     assert all(after[k]["edits_html"] != plain[k]["edits_html"] for k in ticks)  # the sim's screen
     covers = [k for k, e in enumerate(plain) if "sync-task-cover" in _edit_of(e)]
     assert covers and all("sync-task-cover" in _edit_of(after[k]) for k in covers)
+    # The two runs' hover and focus markers are not the app's reaction: where the sim and the
+    # recording left them on other elements (use-spinner's end), the target is the cover alone.
+    val = load_corpus()["validation"]
+    spin = val.select([i for i, a in enumerate(val["app"]) if a == "miniwob-use-spinner"])
+    ends = [_edit_of(e) for e in to_examples(spin, True, 1500, 0, "edit", renderer, after="sim")]
+    ends = [e for e in ends if "sync-task-cover" in e]
+    assert ends and all(line.startswith("after 2 ") for e in ends for line in e.splitlines())
     assert all(APPLIED_NOTE in e["prompt"][1]["content"][1]["text"] for e in after)
     assert not any(APPLIED_NOTE in e["prompt"][1]["content"][1]["text"] for e in plain)
     with pytest.raises(ValueError, match="after"):

@@ -14,6 +14,7 @@ from worldmodel.dataset import from_row
 from worldmodel.edit import ELEMENT_OPS, apply, diff, try_apply
 from worldmodel.focus import action_targets
 from worldmodel.prompt import FOLLOW, MAX_HTML_CHARS, build_messages
+from worldmodel.transplant import reaction
 from worldmodel.types import Query
 
 
@@ -120,6 +121,8 @@ def to_examples(
         cur, nxt = t.screen.html or "", t.next_screen.html or ""
         edit = target == "edit" and bool(cur)
         recorded = diff(cur, nxt) if edit else nxt  # a document target where there is no HTML to edit
+        if edit and done:  # after the sim: the app's reaction, not the two runs' hover and focus
+            recorded = reaction(recorded, cur)
         variants = [(t.action, recorded, nxt, False, hint)]
         pngs = (t.screen.png(), t.next_screen.png())  # every copy shows the recorded screenshots
         typed = t.action.text if t.action.type == "type" else None

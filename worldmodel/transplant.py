@@ -4,7 +4,8 @@ The nearest recorded transition rarely has the same screen, but often the same k
 a box checked, a word typed, a class moved to the tapped item. Its edit (worldmodel/edit.py)
 names elements by *its* screen's numbers; this re-addresses each line onto the current screen:
 the element the recorded action hit becomes the element the current action hits, others are
-found by tag, id, classes and text (nearest in document order), stylesheet lines by their text,
+found by tag, id, classes and text (nearest in document order), stylesheet lines by their text
+(a new rule only beside the line it followed there, so only between screens of one sheet),
 and the recorded action's typed text becomes the current action's. Lines that find no home are
 dropped; an edit with none left is empty, which is copy.
 """
@@ -28,17 +29,63 @@ def _sig(el: Tag) -> tuple:
 
 def _physics(op: str, args: list, el: Tag) -> bool:
     """A line that only repeats what the browser does to the element an action touches."""
+    if _state_only(op, args, el):
+        return True
+    return (
+        op in ("attr", "unattr")
+        and len(args) > 1
+        and str(args[1]) in ("value", "checked", "selected", "style")
+    )
+
+
+_RING = re.compile(r"^outline(-[a-z]+)?$")
+
+
+def _unringed(style: str) -> list[str]:
+    """A style attribute's declarations other than the focus ring's (outline*)."""
+    decls = [d.strip() for d in str(style or "").split(";") if d.strip()]
+    return sorted(d for d in decls if not _RING.match(d.partition(":")[0].strip().lower()))
+
+
+def _state_only(op: str, args: list, el: Tag) -> bool:
+    """A line that only moves the browser's own state markers on `el` (the capture's wm-* hover,
+    focus and active classes, its focus ring), which no app's script writes."""
     if op == "class":
-        return all(STATE_CLASS.match(str(c)[1:]) for c in args[1:])
+        return len(args) > 1 and all(STATE_CLASS.match(str(c)[1:]) for c in args[1:])
     if op not in ("attr", "unattr") or len(args) < 2:
         return False
-    name = str(args[1])
-    if name in ("value", "checked", "selected", "data-wm-ring", "style"):
+    name, value = str(args[1]), str(args[2]) if len(args) > 2 else ""
+    if name == "data-wm-ring":
         return True
-    if name == "class" and op == "attr":
+    if name == "class":
         keep = lambda v: sorted(c for c in str(v).split() if not STATE_CLASS.match(c))  # noqa: E731
-        return keep(args[2] if len(args) > 2 else "") == keep(" ".join(el.get("class", [])))
+        return keep(value) == keep(" ".join(el.get("class", [])))
+    if name == "style":
+        return _unringed(value) == _unringed(el.get("style", ""))
     return False
+
+
+def reaction(edit: str, html: str) -> str:
+    """`edit` (of `html`) without its lines that only move the browser's state markers: what is
+    left of it once the browser (the sim) has carried the action out is the app's reaction.
+    Where the sim's run and the recording's left hover or focus on different elements, those
+    lines are the two runs' difference, not anything the app did."""
+    if not edit or not html:
+        return edit
+    els = _numbered(_soup(html))
+    out = []
+    for k, line in enumerate(edit.splitlines(), 1):
+        op, _, rest = line.strip().partition(" ")
+        if op in ("class", "attr", "unattr"):
+            try:
+                args = _args(rest, k, line)
+                n = int(args[0])
+            except (EditError, ValueError, IndexError):
+                args, n = [], -1
+            if 0 <= n < len(els) and _state_only(op, args, els[n]):
+                continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def _home(n: int, src: list[Tag], dst_sigs: list[tuple], anchors: dict[int, int]) -> int | None:
@@ -116,11 +163,17 @@ def transplant(
             continue
         if op == "css-ins":
             at, rule = int(args[0]), str(args[1])
-            if rule in lines_b:
+            # A rule goes in only beside the line it went in beside there: a screen styled by
+            # the same sheet. Another app's rule pasted into this app's sheet styles what this
+            # app's author never wrote for (a dark theme's rule turned a whole page dark).
+            if at < len(lines_a) and lines_a[at] in lines_b:
+                where = lines_b.index(lines_a[at])
+            elif at >= len(lines_a) and lines_a and lines_a[-1] in lines_b:
+                where = lines_b.index(lines_a[-1]) + 1
+            else:
                 continue
-            anchor = lines_a[at] if at < len(lines_a) else None
-            where = lines_b.index(anchor) if anchor in lines_b else len(lines_b)
-            out.append(f"css-ins {where} {_q(rule)}")
+            if rule not in lines_b:
+                out.append(f"css-ins {where} {_q(rule)}")
             continue
         try:
             n = _home(int(args[0]), src, dst_sigs, anchors)

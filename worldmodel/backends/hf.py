@@ -15,12 +15,19 @@ from ..device import resolve_device, resolve_dtype
 from ..edit import extract_edit, try_apply
 from ..focus import action_targets
 from ..prompt import MAX_HTML_CHARS, build_messages, expand_follow
+from ..transplant import reaction
 from ..types import Completion, Query
 
 DEFAULT_MAX_NEW_TOKENS = 2048
 # Written next to a trained checkpoint: the prompt options it was trained with.
 PROMPT_FILE = "worldmodel.json"
 RETRY_TEMPERATURE = 0.7  # sampling the further tries of an edit that did not apply
+
+
+def _reactions(queries: list[Query], edits: list[str]) -> list[str]:
+    """After the sim (`applied`), the app's reaction alone: lines that only move the browser's
+    hover and focus markers are left out, as they are from the targets such a model learns."""
+    return [reaction(e, q.screen.html or "") if q.applied else e for q, e in zip(queries, edits)]
 
 
 def _followed(completions: list[str], hints: list[str] | None) -> list[str]:
@@ -139,7 +146,8 @@ class TransformersBackend:
         hints = self._hints(queries) if self.hints else None
         prompts = self._prompts(queries, "edit", hints)
         texts, confidences = self._batched(prompts)
-        out = [self._gated(Completion(c, "", conf)) for c, conf in zip(_followed(texts, hints), confidences)]
+        texts = _reactions(queries, _followed(texts, hints))
+        out = [self._gated(Completion(c, "", conf)) for c, conf in zip(texts, confidences)]
         if self.edit_tries < 2:
             return out
         bad = [i for i, (q, c) in enumerate(zip(queries, out)) if not _applies(q, c)]
@@ -147,7 +155,10 @@ class TransformersBackend:
             return out
         k = self.edit_tries - 1
         tries = self._batched([prompts[i] for i in bad], k)[0]  # the same prompts, sampled
-        tries = _followed(tries, hints and [hints[i] for i in bad for _ in range(k)])
+        tries = _reactions(
+            [queries[i] for i in bad for _ in range(k)],
+            _followed(tries, hints and [hints[i] for i in bad for _ in range(k)]),
+        )
         for n, i in enumerate(bad):
             good = [c for c in tries[n * k : (n + 1) * k] if _applies(queries[i], c)]
             out[i] = (
