@@ -325,6 +325,10 @@ def test_the_gate_keeps_the_edits_that_the_threshold_pays_for():
 
     # gains over keeping the screen: +0.5, -0.8, (no edit), +0.2
     gate, gated, ungated = choose_gate([-0.1, -0.5, None, -0.05], [1.5, 0.2, 1.0, 1.2], [1.0] * 4)
-    assert gate == -0.1 and gated == pytest.approx(0.7) and ungated == pytest.approx(-0.1)
+    # halfway between the last edit kept (-0.1) and the first left out (-0.5)
+    assert gate == pytest.approx(-0.3) and gated == pytest.approx(0.7) and ungated == pytest.approx(-0.1)
+    # an edit that changes nothing (-0.2) does not move the gate up to it
+    gate, gated, _ = choose_gate([-0.1, -0.2, -0.5], [1.5, 1.0, 0.2], [1.0] * 3)
+    assert gate == pytest.approx(-0.3) and gated == pytest.approx(0.5)
     assert choose_gate([-0.3, -0.2], [1.2, 1.1], [1.0, 1.0])[0] is None  # every edit pays: no gate
     assert choose_gate([-0.3, -0.2], [0.5, 0.9], [1.0, 1.0])[0] == KEEP_NONE  # none does

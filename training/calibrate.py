@@ -25,6 +25,8 @@ from worldmodel.types import Query, Transition
 CALIBRATION_TOKENS = 512
 # The gate that keeps no edit: no mean log-probability is above 0.
 KEEP_NONE = 0.0
+# A gain this small is an edit that changed nothing the scores see.
+MOVED = 1e-9
 
 
 def _score(image, html: str, t: Transition) -> float:
@@ -35,15 +37,27 @@ def _score(image, html: str, t: Transition) -> float:
 
 def choose_gate(confidences: Sequence[float | None], kept: Sequence[float], base: Sequence[float]):
     """The threshold with the best total score (an edit counts where its confidence reaches it,
-    the screen before it elsewhere), the higher one on a tie; None where keeping every edit is
-    best. Also the total gain over keeping every screen, with the gate and with none."""
+    the screen before it elsewhere), the higher one on a tie, placed halfway to the next
+    confidence below it; None where keeping every edit is best. Also the total gain over keeping
+    every screen, with the gate and with none."""
     gain = [k - b for k, b in zip(kept, base)]
     ungated = sum(gain)
+    levels = sorted({c for c in confidences if c is not None} | {KEEP_NONE})
     best, best_gain = None, ungated
-    for th in sorted({c for c in confidences if c is not None} | {KEEP_NONE}):
+    for th in levels:
         g = sum(x for x, c in zip(gain, confidences) if c is not None and c >= th)
         if g > best_gain or (g == best_gain and best is not None and th > best):
             best, best_gain = th, g
+    if best is not None and best != KEEP_NONE:
+        # Halfway down to the next edit that changes the score: the validation split cannot
+        # tell apart any threshold between the two, and one set at a kept edit's own confidence
+        # leaves out an edit on another app a hair less sure than it (max-margin, as for any
+        # threshold learned from a few points). Edits that change nothing do not count.
+        moved = [c for c, x in zip(confidences, gain) if c is not None and abs(x) > MOVED]
+        kept = [c for c in moved if c >= best]
+        lower = [c for c in moved if kept and c < min(kept)]
+        if lower:
+            best = (min(kept) + max(lower)) / 2
     return best, best_gain, ungated
 
 
