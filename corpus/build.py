@@ -40,8 +40,10 @@ DEFAULT_MINIWOB = (
 # the task's cover) is the one reaction of MiniWoB++ pages no browser physics gives. Left out:
 # the `flight/` pages and book-flight (reserved for independent evaluation), the siblings of test
 # and validation tasks (click-tab-2*, click-test-transfer, login-user-popup), and tasks drawn on
-# a canvas or played by dragging, which the recorder's taps cannot act on, and choose-list, whose
-# tapped <select> opens the browser's own popup, which no HTML of the page shows (capture SSIM 0.71).
+# a canvas or played by dragging, which the recorder's taps cannot act on. Recorded and then left
+# out: choose-list, whose tapped <select> opens the browser's own popup, which no HTML of the page
+# shows (capture SSIM 0.71), and click-scroll-list, whose scrolled multi-select list the capture
+# does not draw back where the browser did (2.7% of pixels off).
 MORE_MINIWOB = (
     "click-checkboxes-large",
     "click-checkboxes-soft",
@@ -50,7 +52,6 @@ MORE_MINIWOB = (
     "click-dialog-2",
     "click-menu",
     "click-menu-2",
-    "click-scroll-list",
     "click-shades",
     "click-shape",
     "click-color",
