@@ -98,14 +98,14 @@ class TrainConfig:
 
 PRESETS: dict[str, TrainConfig] = {
     "tiny": TrainConfig(),
-    # A bigger model built here, on edit targets: about 25-28 minutes on 2 CPU cores. Edits up to
+    # A bigger model built here, on edit targets: about 26-29 minutes on 2 CPU cores. Edits up to
     # 1600 characters take in the phone apps' page changes (400 left out 118 of their 160). Each
     # prompt shows the nearest recorded edit of another app, and the model learns when to write
     # `follow` (take it) instead of its own edit: from scratch it cannot copy a hint out, and its
     # own page changes go by where a tap lands. It learns only the app's reaction after the sim
     # (the browser's own physics), and its edits below the confidence gate chosen on the
     # validation split are left out: on apps nobody here wrote its own edits were a net loss,
-    # the sim alone is not (benchmarks/RESULTS.md, eighth round). GRPO stays near the SFT model
+    # the sim alone is not (benchmarks/RESULTS.md, eighth and ninth rounds). GRPO stays near the SFT model
     # (beta, a small learning rate) and is also rewarded on the words the render shows: without
     # both it drifted to one memorised edit on most unseen screens (benchmarks/RESULTS.md).
     "small": TrainConfig(
