@@ -6,8 +6,9 @@ learned (measured on third-party apps, benchmarks/RESULTS.md). The hf backend le
 edit it is less sure of than a gate (`min_confidence`), keeping the screen the stage before it
 gave (the current screen, or the sim's). The gate is chosen here, on the validation split
 (apps in neither the training nor the test split): the threshold whose kept edits score best,
-SSIM plus text F1 against the real next screen, over keeping the screen. A checkpoint records
-it in its `worldmodel.json`, so loading it gates the same way.
+SSIM plus text F1 against the real next screen, over keeping the screen, with a margin below
+the least sure edit it keeps. A checkpoint records it in its `worldmodel.json`, so loading it
+gates the same way.
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ def _score(image, html: str, t: Transition) -> float:
 
 def choose_gate(confidences: Sequence[float | None], kept: Sequence[float], base: Sequence[float]):
     """The threshold with the best total score (an edit counts where its confidence reaches it,
-    the screen before it elsewhere), the higher one on a tie, placed halfway to the next
-    confidence below it; None where keeping every edit is best. Also the total gain over keeping
-    every screen, with the gate and with none."""
+    the screen before it elsewhere), placed halfway down to the surest edit below it that changes
+    the score; None where keeping every edit is best. Also the total gain over keeping every
+    screen, with the gate and with none."""
     gain = [k - b for k, b in zip(kept, base)]
     ungated = sum(gain)
     levels = sorted({c for c in confidences if c is not None} | {KEEP_NONE})
