@@ -90,6 +90,8 @@ MORE_MINIWOB = (
     "buy-ticket",
     "daily-calendar",
 )
+# Every MiniWoB++ task `wm corpus build` records by default, as the bundle holds them.
+BUNDLED_MINIWOB = DEFAULT_MINIWOB + MORE_MINIWOB
 # Every app's split, fixed: a test app is never seen in training, and adding apps to a build
 # does not move the others (a hash over a longer list would).
 _MORE_VALIDATION = (
@@ -124,7 +126,7 @@ DEFAULT_PINNED = {
 class BuildConfig:
     phone_episodes: int = 24
     phone_steps: int = 10
-    miniwob_tasks: Sequence[str] = DEFAULT_MINIWOB + MORE_MINIWOB
+    miniwob_tasks: Sequence[str] = BUNDLED_MINIWOB
     miniwob_episodes: int = 3
     miniwob_steps: int = 5
     seed: int = 0

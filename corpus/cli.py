@@ -36,10 +36,9 @@ def build(
     from render import Renderer
 
     from .build import (
-        DEFAULT_MINIWOB,
+        BUNDLED_MINIWOB,
         DEFAULT_PINNED,
         DEFAULT_THIRD_PARTY,
-        MORE_MINIWOB,
         BuildConfig,
         record_corpus,
         score_html_fidelity,
@@ -50,7 +49,7 @@ def build(
     cfg = BuildConfig(
         phone_episodes,
         phone_steps,
-        tuple(t for t in tasks.split(",") if t) or DEFAULT_MINIWOB + MORE_MINIWOB,
+        tuple(t for t in tasks.split(",") if t) or BUNDLED_MINIWOB,
         miniwob_episodes,
         miniwob_steps,
         seed,

@@ -392,12 +392,12 @@ def test_merge_joins_corpora_keeping_each_apps_split(tmp_path):
 
 
 def test_every_bundled_app_is_pinned_to_its_split_and_no_reserved_page_is_recorded():
-    from corpus.build import DEFAULT_MINIWOB, DEFAULT_PINNED, MORE_MINIWOB
+    from corpus.build import BUNDLED_MINIWOB, DEFAULT_PINNED
 
     dd = load_corpus()
     got = {app: split for split in dd for app in set(dd[split]["app"])}
     # a fresh `wm corpus build` puts every app where the bundle has it
     assert {a: DEFAULT_PINNED.get(a) for a in got} == got
-    tasks = DEFAULT_MINIWOB + MORE_MINIWOB
+    tasks = BUNDLED_MINIWOB
     assert len(set(tasks)) == len(tasks)
     assert not [t for t in tasks if "flight" in t]  # reserved for independent evaluation

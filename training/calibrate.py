@@ -55,10 +55,10 @@ def choose_gate(confidences: Sequence[float | None], kept: Sequence[float], base
         # leaves out an edit on another app a hair less sure than it (max-margin, as for any
         # threshold learned from a few points). Edits that change nothing do not count.
         moved = [c for c, x in zip(confidences, gain) if c is not None and abs(x) > MOVED]
-        kept = [c for c in moved if c >= best]
-        lower = [c for c in moved if kept and c < min(kept)]
+        least_sure = min((c for c in moved if c >= best), default=None)
+        lower = [c for c in moved if least_sure is not None and c < least_sure]
         if lower:
-            best = (min(kept) + max(lower)) / 2
+            best = (least_sure + max(lower)) / 2
     return best, best_gain, ungated
 
 
