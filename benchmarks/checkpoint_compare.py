@@ -1,7 +1,8 @@
 """Several trained checkpoints writing edits, against `copy`, on one split of the bundled corpus.
 
     python benchmarks/checkpoint_compare.py [--split test] [--max-new-tokens 512] [--tries 1]
-        [--no-hints] [--corpus PATH] [--third-party] [--also SPEC ...] CHECKPOINT...
+        [--no-hints] [--corpus PATH[:SPLIT] ...] [--third-party] [--by-app] [--also SPEC ...]
+        CHECKPOINT...
 
 edit_bench.py runs every backend and decoding policy for one checkpoint; this runs one policy
 for many, which is what choosing between training recipes needs: the same split, the same
@@ -12,7 +13,10 @@ Each row: SSIM, text F1, element F1, their gains over `copy`, and the share of e
 line that did not apply. A checkpoint trained after the sim (`wm train --after sim`) runs as
 `sim+CHECKPOINT`; `--also sim` puts the sim alone beside it, so the learned part's own share shows.
 `--corpus PATH --split all --third-party` scores a recorded corpus of other apps (e.g. one
-`wm corpus build --third-party ...` recorded) on its apps nobody here wrote.
+`wm corpus build --third-party ...` recorded) on its apps nobody here wrote. `--corpus` may be
+given more than once, each with its own split after a colon (`bundled` names the bundled
+corpus), so apps recorded in several corpora are scored as one held-out set; `--by-app` adds
+each app's gains over `copy`.
 """
 
 from __future__ import annotations
@@ -25,19 +29,26 @@ from worldmodel.dataset import iter_transitions
 from worldmodel.evaluate import evaluate
 
 PHONE_SOURCE = "phone"  # a corpus row's `source` for this project's own phone apps (corpus/apps)
+BUNDLED = "bundled"  # --corpus's name for the corpus the package ships
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("checkpoints", nargs="*", help="trained checkpoint folders")
     ap.add_argument("--split", default="test", choices=("train", "validation", "test", "all"))
-    ap.add_argument("--corpus", default=None, help="corpus folder (default: the bundled corpus)")
+    ap.add_argument(
+        "--corpus",
+        action="append",
+        default=[],
+        help="corpus folder, or PATH:SPLIT for one split of it; repeatable (default: the bundled corpus)",
+    )
     ap.add_argument(
         "--third-party", action="store_true", help="only apps nobody here wrote (not the phone apps)"
     )
     ap.add_argument(
         "--also", action="append", default=[], help="another model spec to score beside them (e.g. sim)"
     )
+    ap.add_argument("--by-app", action="store_true", help="also print each app's gains over copy")
     ap.add_argument("--max-new-tokens", type=int, default=512)
     ap.add_argument(
         "--html-chars", type=int, default=None, help="prompt HTML budget (default: each checkpoint's own)"
@@ -47,13 +58,18 @@ def main():
         "--no-hints", action="store_true", help="leave out the hints a hinted checkpoint was trained with"
     )
     args = ap.parse_args()
-    dd = load_corpus(args.corpus)
     ts = []
-    for s in dd if args.split == "all" else [args.split]:
-        ds = dd[s]
-        if args.third_party:
-            ds = ds.select([i for i, src in enumerate(ds["source"]) if src != PHONE_SOURCE])
-        ts += iter_transitions(ds)
+    for spec in args.corpus or [BUNDLED]:
+        path, _, split = spec.partition(":")
+        dd = load_corpus(None if path == BUNDLED else path)
+        split = split or args.split
+        if split != "all" and split not in dd:
+            raise SystemExit(f"error: corpus {path} has no split {split!r} (it has {', '.join(dd)})")
+        for s in dd if split == "all" else [split]:
+            ds = dd[s]
+            if args.third_party:
+                ds = ds.select([i for i, src in enumerate(ds["source"]) if src != PHONE_SOURCE])
+            ts += iter_transitions(ds)
     with Renderer() as r:
         models = {"copy": WorldModel.load("copy", renderer=r)}
         for spec in args.also:
@@ -66,14 +82,15 @@ def main():
                 opts["hints"] = False
             models[path] = WorldModel.load(f"hf:{path}", renderer=r, **opts)
         modes = {name: "document" if name == "copy" else "edit" for name in models}
-        figs = evaluate(models, ts, r, None, lpips=None, modes=modes)
+        figs = evaluate(models, ts, r, None, lpips=None, modes=modes, per_transition=True)
         for m in models.values():
             m.close()
     base = figs["backends"]["copy"]
-    where = args.corpus or "bundled"
-    print(
-        f"{where} {args.split} split{' (third-party apps)' if args.third_party else ''}: {figs['n']} transitions"
-    )
+    where = ", ".join(args.corpus) or f"{BUNDLED} {args.split} split"
+    print(f"{where}{' (third-party apps)' if args.third_party else ''}: {figs['n']} transitions")
+    print(f"the current screenshot kept (copy baseline): SSIM {figs['copy_baseline']['ssim']:.4f}")
+    if args.by_app:
+        _by_app(ts, figs["per_transition"], list(models))
     print(
         f"{'model':40s} {'SSIM':>7s} {'textF1':>7s} {'elemF1':>7s} {'SSIM vs copy':>12s}"
         f" {'textF1 vs copy':>14s} {'bad edits':>9s}"
@@ -84,6 +101,24 @@ def main():
             f" {f['ssim'] - base['ssim']:+12.4f} {f['text_f1'] - base['text_f1']:+14.4f}"
             f" {f['edit_failure_rate'] or 0:9.2f}"
         )
+
+
+def _by_app(ts, rows, names):
+    """Each app's mean SSIM and text F1 gains over `copy`, one line per app."""
+    apps = sorted({t.app for t in ts})
+    print(f"{'app':28s} {'n':>4s} {'copy':>15s}  " + "  ".join(f"{n[:22]:>22s}" for n in names[1:]))
+    for app in apps:
+        idx = [i for i, t in enumerate(ts) if t.app == app]
+        mean = {n: [_mean([rows[i][n][k] for i in idx]) for k in ("ssim", "text_f1")] for n in names}
+        c = mean["copy"]
+        cells = "  ".join(f"{mean[n][0] - c[0]:+11.4f}/{mean[n][1] - c[1]:+.4f}" for n in names[1:])
+        print(f"{app:28s} {len(idx):4d} {c[0]:7.4f}/{c[1]:.4f}  {cells}")
+    print()
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else 0.0
 
 
 if __name__ == "__main__":

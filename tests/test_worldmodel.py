@@ -215,6 +215,26 @@ def test_wm_eval_reports_every_figure(tmp_path):
     _check_report_in_chromium(tmp_path / "report.html", ["copy", "retrieval"], 6)
 
 
+def test_evaluate_per_transition_scores_average_to_the_figures(renderer):
+    from worldmodel import WorldModel
+    from worldmodel.evaluate import evaluate
+
+    ts = list(iter_transitions(load_corpus(None)["test"]))[:5]
+    models = {
+        "copy": WorldModel.load("copy", renderer=renderer),
+        "sim": WorldModel.load("sim", renderer=renderer),
+    }
+    modes = {"copy": "document", "sim": "edit"}
+    fig = evaluate(models, ts, renderer, lpips=None, modes=modes, per_transition=True)
+    rows = fig["per_transition"]
+    assert len(rows) == len(ts)
+    for name in models:
+        for k in ("ssim", "text_f1"):
+            vals = [r[name][k] for r in rows]
+            assert None not in vals and fig["backends"][name][k] == pytest.approx(sum(vals) / len(vals))
+    assert "per_transition" not in evaluate(models, ts[:1], renderer, lpips=None, modes=modes)
+
+
 def _check_report_in_chromium(report, names, n):
     """Open the report as a person would and read what it shows."""
     from playwright.sync_api import sync_playwright

@@ -38,12 +38,15 @@ def evaluate(
     lpips: LPIPS | None | str = "auto",
     batch: int = 8,
     modes: dict[str, str] | str = "document",
+    per_transition: bool = False,
 ) -> dict:
     """Per backend: SSIM, LPIPS, text F1, element F1, render-failure rate, latency, copy-correlation,
     and what it generated (characters of completion; in edit mode, of the edit).
 
     A value of `backends` is a Backend or a WorldModel (e.g. `sim+retrieval`); `modes` gives
-    each name its prediction mode ("document", "edit", "auto"), or one mode for all."""
+    each name its prediction mode ("document", "edit", "auto"), or one mode for all. With
+    `per_transition`, figures["per_transition"][i][name] holds transition i's SSIM and text F1
+    (None without a next-screen HTML), so a caller can group them (e.g. by app)."""
     if lpips == "auto":
         try:
             lpips = LPIPS()
@@ -112,13 +115,20 @@ def evaluate(
                 per["gain"].append(sc - copy_ssim[i])
                 if lpips is not None:
                     per["lpips"].append(lpips(p.image, t.next_screen.array) if p.ok else 1.0)
-                if t.next_screen.html:
-                    per["text_f1"].append(text_f1(p.html, t.next_screen.html))
+                tf = text_f1(p.html, t.next_screen.html) if t.next_screen.html else None
+                if tf is not None:
+                    per["text_f1"].append(tf)
                 if ref_boxes[i] is not None and p.ok:
                     per["element_f1"].append(element_f1(p.boxes, ref_boxes[i]))
                 elif ref_boxes[i] is not None:
                     per["element_f1"].append(0.0)
-                rows[i][name] = {"ssim": sc, "gain": sc - copy_ssim[i], "error": p.render_error, "img": None}
+                rows[i][name] = {
+                    "ssim": sc,
+                    "text_f1": tf,
+                    "gain": sc - copy_ssim[i],
+                    "error": p.render_error,
+                    "img": None,
+                }
                 if out and p.ok:
                     img = out / "images" / f"{i}-{_slug(name)}.png"
                     p.image.save(img)
@@ -148,6 +158,11 @@ def evaluate(
                 f[f"{k}_gain_over_copy_backend" if k != "ssim" else "gain_over_copy_backend"] = (
                     None if a is None or b is None else a - b
                 )
+    if per_transition:
+        figures["per_transition"] = [
+            {n: {k: rows[i][n][k] for k in ("ssim", "text_f1")} for n in backends}
+            for i in range(len(transitions))
+        ]
     if out:
         (out / "figures.json").write_text(json.dumps(figures, indent=2))
         write_report(out, figures, transitions, rows, list(backends), copy_ssim)
