@@ -82,7 +82,7 @@ def main():
                 opts["hints"] = False
             models[path] = WorldModel.load(f"hf:{path}", renderer=r, **opts)
         modes = {name: "document" if name == "copy" else "edit" for name in models}
-        figs = evaluate(models, ts, r, None, lpips=None, modes=modes, per_transition=True)
+        figs = evaluate(models, ts, r, None, lpips=None, modes=modes)
         for m in models.values():
             m.close()
     base = figs["backends"]["copy"]
@@ -90,7 +90,7 @@ def main():
     print(f"{where}{' (third-party apps)' if args.third_party else ''}: {figs['n']} transitions")
     print(f"the current screenshot kept (copy baseline): SSIM {figs['copy_baseline']['ssim']:.4f}")
     if args.by_app:
-        _by_app(ts, figs["per_transition"], list(models))
+        _by_app(figs["per_app"], list(models))
     print(
         f"{'model':40s} {'SSIM':>7s} {'textF1':>7s} {'elemF1':>7s} {'SSIM vs copy':>12s}"
         f" {'textF1 vs copy':>14s} {'bad edits':>9s}"
@@ -103,22 +103,23 @@ def main():
         )
 
 
-def _by_app(ts, rows, names):
-    """Each app's mean SSIM and text F1 gains over `copy`, one line per app."""
-    apps = sorted({t.app for t in ts})
+def _by_app(per_app, names):
+    """Each app's mean SSIM and text F1 gains over `copy` (evaluate's figures["per_app"]), one line per app."""
     print(f"{'app':28s} {'n':>4s} {'copy':>15s}  " + "  ".join(f"{n[:22]:>22s}" for n in names[1:]))
-    for app in apps:
-        idx = [i for i, t in enumerate(ts) if t.app == app]
-        mean = {n: [_mean([rows[i][n][k] for i in idx]) for k in ("ssim", "text_f1")] for n in names}
-        c = mean["copy"]
-        cells = "  ".join(f"{mean[n][0] - c[0]:+11.4f}/{mean[n][1] - c[1]:+.4f}" for n in names[1:])
-        print(f"{app:28s} {len(idx):4d} {c[0]:7.4f}/{c[1]:.4f}  {cells}")
+    for app, v in per_app.items():
+        f = v["backends"]
+        c = f["copy"]
+        cells = "  ".join(f"{_gain(f[n], c, 'ssim'):>11s}/{_gain(f[n], c, 'text_f1')}" for n in names[1:])
+        print(f"{app:28s} {v['n']:4d} {c['ssim']:7.4f}/{_num(c['text_f1'])}  {cells}")
     print()
 
 
-def _mean(xs):
-    xs = [x for x in xs if x is not None]
-    return sum(xs) / len(xs) if xs else 0.0
+def _gain(f, base, k):
+    return "n/a" if f[k] is None or base[k] is None else f"{f[k] - base[k]:+.4f}"
+
+
+def _num(x):
+    return "n/a" if x is None else f"{x:.4f}"
 
 
 if __name__ == "__main__":

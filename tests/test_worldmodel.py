@@ -215,24 +215,24 @@ def test_wm_eval_reports_every_figure(tmp_path):
     _check_report_in_chromium(tmp_path / "report.html", ["copy", "retrieval"], 6)
 
 
-def test_evaluate_per_transition_scores_average_to_the_figures(renderer):
+def test_evaluate_per_app_figures_weigh_back_to_the_whole(renderer):
     from worldmodel import WorldModel
     from worldmodel.evaluate import evaluate
 
-    ts = list(iter_transitions(load_corpus(None)["test"]))[:5]
+    test = list(iter_transitions(load_corpus(None)["test"]))
+    apps = sorted({t.app for t in test})[:2]
+    ts = [t for a in apps for t in [x for x in test if x.app == a][:3]]  # three of each
     models = {
         "copy": WorldModel.load("copy", renderer=renderer),
         "sim": WorldModel.load("sim", renderer=renderer),
     }
-    modes = {"copy": "document", "sim": "edit"}
-    fig = evaluate(models, ts, renderer, lpips=None, modes=modes, per_transition=True)
-    rows = fig["per_transition"]
-    assert len(rows) == len(ts)
+    fig = evaluate(models, ts, renderer, lpips=None, modes={"copy": "document", "sim": "edit"})
+    per_app = fig["per_app"]
+    assert list(per_app) == apps and sum(v["n"] for v in per_app.values()) == len(ts)
     for name in models:
-        for k in ("ssim", "text_f1"):
-            vals = [r[name][k] for r in rows]
-            assert None not in vals and fig["backends"][name][k] == pytest.approx(sum(vals) / len(vals))
-    assert "per_transition" not in evaluate(models, ts[:1], renderer, lpips=None, modes=modes)
+        for k, whole in (("ssim", "ssim"), ("text_f1", "text_f1"), ("gain", "gain_over_copy")):
+            weighed = sum(v["n"] * v["backends"][name][k] for v in per_app.values()) / len(ts)
+            assert fig["backends"][name][whole] == pytest.approx(weighed)
 
 
 def _check_report_in_chromium(report, names, n):

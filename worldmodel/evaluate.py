@@ -38,15 +38,14 @@ def evaluate(
     lpips: LPIPS | None | str = "auto",
     batch: int = 8,
     modes: dict[str, str] | str = "document",
-    per_transition: bool = False,
 ) -> dict:
     """Per backend: SSIM, LPIPS, text F1, element F1, render-failure rate, latency, copy-correlation,
     and what it generated (characters of completion; in edit mode, of the edit).
 
     A value of `backends` is a Backend or a WorldModel (e.g. `sim+retrieval`); `modes` gives
-    each name its prediction mode ("document", "edit", "auto"), or one mode for all. With
-    `per_transition`, figures["per_transition"][i][name] holds transition i's SSIM and text F1
-    (None without a next-screen HTML), so a caller can group them (e.g. by app)."""
+    each name its prediction mode ("document", "edit", "auto"), or one mode for all.
+    figures["per_app"][app] holds the app's transition count and, per backend, its mean SSIM,
+    text F1 and gain over the screenshot copy."""
     if lpips == "auto":
         try:
             lpips = LPIPS()
@@ -158,15 +157,27 @@ def evaluate(
                 f[f"{k}_gain_over_copy_backend" if k != "ssim" else "gain_over_copy_backend"] = (
                     None if a is None or b is None else a - b
                 )
-    if per_transition:
-        figures["per_transition"] = [
-            {n: {k: rows[i][n][k] for k in ("ssim", "text_f1")} for n in backends}
-            for i in range(len(transitions))
-        ]
+    figures["per_app"] = _per_app(transitions, rows, list(backends))
     if out:
         (out / "figures.json").write_text(json.dumps(figures, indent=2))
         write_report(out, figures, transitions, rows, list(backends), copy_ssim)
     return figures
+
+
+def _per_app(transitions, rows: dict[int, dict], names: list[str]) -> dict:
+    """Per app (sorted): its transition count and each backend's means over its transitions."""
+    idx: dict[str, list[int]] = {}
+    for i, t in enumerate(transitions):
+        idx.setdefault(t.app, []).append(i)
+    return {
+        app: {
+            "n": len(ii),
+            "backends": {
+                n: {k: _mean([rows[i][n][k] for i in ii]) for k in ("ssim", "text_f1", "gain")} for n in names
+            },
+        }
+        for app, ii in sorted(idx.items())
+    }
 
 
 def _slug(name: str) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html as htmllib
 import json
-from collections import defaultdict
 
 import numpy as np
 from PIL import Image
@@ -156,15 +155,10 @@ def write_report(
     """report.html and its images in `out` (images/ beside it)."""
     img = out / "images"
     img.mkdir(parents=True, exist_ok=True)
-    per_app: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for i, t in enumerate(transitions):
         action_image(t).save(img / f"{i}-action.png")
         t.next_screen.image.save(img / f"{i}-next.png")
-        for n in names:
-            r = rows[i].get(n)
-            if r and r.get("gain") is not None:
-                per_app[t.app][n].append(r["gain"])
-    means = {a: {n: float(np.mean(v)) for n, v in d.items()} for a, d in per_app.items()}
+    means = {a: {n: f["gain"] for n, f in v["backends"].items()} for a, v in figures["per_app"].items()}
     keys = {n: "gain" + "".join(c for c in n.title() if c.isalnum()) for n in names}
     body = []
     for i, t in enumerate(transitions):
@@ -189,7 +183,7 @@ def write_report(
         body.append(
             f"<tr data-app='{htmllib.escape(t.app)}' {data}><td>{i}<br>{htmllib.escape(t.app)}</td>{''.join(cells)}</tr>"
         )
-    app_opts = "".join(f"<option>{htmllib.escape(a)}</option>" for a in sorted(per_app))
+    app_opts = "".join(f"<option>{htmllib.escape(a)}</option>" for a in figures["per_app"])
     sort_opts = "".join(f"<option value='{keys[n]}'>gain of {htmllib.escape(n)}</option>" for n in names)
     head = "".join(f"<th>{htmllib.escape(n)} | difference</th>" for n in names)
     scatters = "".join(
