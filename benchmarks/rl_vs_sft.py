@@ -53,7 +53,7 @@ def score(path, cfg, test, renderer, max_new_tokens):
     )
     backend.use_renderer(renderer)
     qs = [Query(t["_screen"], t["_action"], t["_goal"], applied=t["_applied"]) for t in test]
-    outs = backend.complete_edits(qs) if cfg.target == "edit" else backend.complete(qs)
+    outs = backend.complete_edits(qs) if edit else backend.complete(qs)
     cols = ("screen", "next_screen", "action", "width", "height", "scale", "edits_html")
     kw = {k: [t[k] for t in test] for k in cols}
     res = {}
