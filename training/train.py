@@ -2,7 +2,7 @@
 
 The same code runs the tiny CPU default and a real checkpoint on GPUs:
 device, dtype and model path are configuration, and several GPUs come from
-`accelerate launch -m training.cli ...`, which trl's trainers pick up.
+`accelerate launch -m wmcli train ...`, which trl's trainers pick up.
 """
 
 from __future__ import annotations

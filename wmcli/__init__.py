@@ -1,8 +1,9 @@
 """The `wm` command, the top layer: it assembles each stage's subcommands and owns the error path.
 
-Every stage keeps its own command functions (render/cli.py, corpus/cli.py, worldmodel/*_cli.py,
-training/cli.py); this module only wires them together, explicitly, so importing a stage never
-registers anything. `main()` turns expected failures into one `error: ...` line on stderr:
+All argument parsing lives in this package, one module per command (render.py, corpus.py,
+predict.py, eval.py, train.py); the library packages below hold no CLI code, only the pipelines
+the commands call. This module wires the commands together, explicitly, so importing a stage
+never registers anything. `main()` turns expected failures into one `error: ...` line on stderr:
 exit 2 for a bad argument, 1 for a failure while running; a traceback only with `--debug`
 (or WM_DEBUG=1).
 """
@@ -22,11 +23,11 @@ except ImportError:  # pragma: no cover - older typer on real click
 
     NoArgsIsHelpError = ()
 
-from corpus.cli import app as corpus_app
-from render.cli import render_command
-from training.cli import train_command
-from worldmodel.eval_cli import eval_command
-from worldmodel.predict_cli import predict_command
+from .corpus import app as corpus_app
+from .eval import eval_command
+from .predict import predict_command
+from .render import render_command
+from .train import train_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
 app.command("render")(render_command)

@@ -57,8 +57,8 @@ def train_command(
     """SFT cold start, then render-aware GRPO; saves a checkpoint predict_next and wm eval load."""
     from dataclasses import replace
 
-    from .config import preset as make_preset
-    from .train import train
+    from training.config import preset as make_preset
+    from training.train import train
 
     if sem_metric not in (None, "ssim", "blur_ssim"):
         raise typer.BadParameter(f"{sem_metric!r} is not ssim or blur_ssim", param_hint="--sem-metric")

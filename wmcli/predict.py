@@ -12,7 +12,7 @@ MODEL_HELP = "copy, retrieval[:CORPUS], hf:PATH, a checkpoint folder, openai:URL
 
 def parse_model(spec: str, param_hint: str = "--model"):
     """A model spec, or a usage error naming the flag."""
-    from .spec import SpecError, parse_spec
+    from worldmodel.spec import SpecError, parse_spec
 
     try:
         return parse_spec(spec)
@@ -35,9 +35,9 @@ def predict_command(
     ),
 ) -> None:
     """Predict the screen after ACTION on SCREEN."""
-    from .model import WorldModel
-    from .prompt import MODES
-    from .types import Action, Screen, read_html
+    from worldmodel.model import WorldModel
+    from worldmodel.prompt import MODES
+    from worldmodel.types import Action, Screen, read_html
 
     if mode not in MODES:
         raise typer.BadParameter(f"{mode!r} is not one of {', '.join(MODES)}", param_hint="--mode")
@@ -67,7 +67,7 @@ def predict_command(
     if not p.ok:
         raise RuntimeError(f"wrote {out}, but it did not render: {p.render_error}")
     png = out.with_suffix(".png")
-    from .types import png_bytes
+    from worldmodel.types import png_bytes
 
     _atomic_write(png, png_bytes(p.image))
     typer.echo(

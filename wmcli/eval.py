@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .predict_cli import MODEL_HELP, parse_model
+from .predict import MODEL_HELP, parse_model
 
 
 def eval_command(
@@ -32,11 +32,10 @@ def eval_command(
 ) -> None:
     """Render each backend's predictions and score them; writes a side-by-side report."""
     from render import Renderer
-
-    from .backends.base import load_stage
-    from .dataset import CorpusError, iter_transitions, load_corpus
-    from .evaluate import evaluate
-    from .prompt import MODES
+    from worldmodel.backends.base import load_stage
+    from worldmodel.dataset import CorpusError, iter_transitions, load_corpus
+    from worldmodel.evaluate import evaluate
+    from worldmodel.prompt import MODES
 
     if mode not in MODES:
         raise typer.BadParameter(f"{mode!r} is not one of {', '.join(MODES)}", param_hint="--mode")
@@ -54,7 +53,7 @@ def eval_command(
     transitions = list(iter_transitions(ds, skipped))
     for s in skipped:
         typer.echo(f"skipped a bad record: {s}", err=True)
-    from .model import WorldModel
+    from worldmodel.model import WorldModel
 
     with Renderer() as r:
         backends = {}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .renderer import PHONE_HEIGHT, PHONE_WIDTH, Renderer, Viewport, read_html
+from render.renderer import PHONE_HEIGHT, PHONE_WIDTH, Renderer, Viewport, read_html
 
 
 def _read_page(page: Path) -> str:

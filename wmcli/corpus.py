@@ -33,9 +33,7 @@ def build(
     ),
 ) -> None:
     """Record real web apps in Chromium and save a train/validation/test corpus split by app."""
-    from render import Renderer
-
-    from .build import (
+    from corpus.build import (
         BUNDLED_MINIWOB,
         DEFAULT_PINNED,
         DEFAULT_THIRD_PARTY,
@@ -44,7 +42,8 @@ def build(
         score_html_fidelity,
         summarize,
     )
-    from .store import save_corpus
+    from corpus.store import save_corpus
+    from render import Renderer
 
     cfg = BuildConfig(
         phone_episodes,
@@ -57,7 +56,7 @@ def build(
         third_party_episodes,
         third_party_steps,
     )
-    from .third_party import third_party_app
+    from corpus.third_party import third_party_app
 
     for name in cfg.third_party:
         try:
@@ -69,7 +68,7 @@ def build(
         scores = score_html_fidelity(transitions, r)
     typer.echo(f"ground-truth HTML fidelity: {summarize(scores)}")
     if compact:
-        from .compaction import compact_transitions
+        from corpus.compaction import compact_transitions
 
         transitions = compact_transitions(transitions)
     pinned = {a: s for a, s in DEFAULT_PINNED.items() if a in {t.app for t in transitions}}
@@ -81,7 +80,7 @@ def _load_policy(spec: str):
     """'explore' or a user callable 'module:function' taking a StepContext."""
     import importlib
 
-    from .explorer import explore
+    from corpus.explorer import explore
 
     if spec == "explore":
         return explore
@@ -128,12 +127,11 @@ def record(
     ),
 ) -> None:
     """Record any web app in Chromium: a local folder (served under a fake origin) or a dev server on loopback."""
+    from corpus.apps import folder_app, parse_viewport, url_app
+    from corpus.build import score_html_fidelity, summarize
+    from corpus.recorder import CAPTURES, Recorder
+    from corpus.store import SPLITS, CorpusError, iter_transitions, load_corpus, save_corpus
     from render import Renderer
-
-    from .apps import folder_app, parse_viewport, url_app
-    from .build import score_html_fidelity, summarize
-    from .recorder import CAPTURES, Recorder
-    from .store import SPLITS, CorpusError, iter_transitions, load_corpus, save_corpus
 
     if capture not in CAPTURES:
         raise typer.BadParameter(f"{capture!r} is not one of {', '.join(CAPTURES)}", param_hint="--capture")
@@ -184,7 +182,7 @@ def record(
         scores = score_html_fidelity(new, r)
     typer.echo(f"capture fidelity of {spec.name}: {summarize(scores)}")
     if compact:
-        from .compaction import compact_transitions
+        from corpus.compaction import compact_transitions
 
         new = compact_transitions(new)
     if split == "auto" and not (set(pinned) - {spec.name}):
@@ -208,11 +206,10 @@ def import_android_cmd(
     ),
 ) -> None:
     """Translate AndroidControl episodes to HTML, revise with visual feedback, save the survivors."""
+    from corpus.android import import_android
+    from corpus.revise import backend_coder, revise_until, sample_colours
+    from corpus.store import save_corpus
     from render import Renderer
-
-    from .android import import_android
-    from .revise import backend_coder, revise_until, sample_colours
-    from .store import save_corpus
 
     kept, dropped, skipped = [], 0, []
     done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
@@ -225,7 +222,7 @@ def import_android_cmd(
     if coder == "rules":
         revise = rules
     else:
-        from worldmodel.predict_cli import parse_model
+        from .predict import parse_model
 
         revise = backend_coder(str(parse_model(coder, "--coder")))
 
@@ -268,7 +265,7 @@ def stats(
     ),
 ) -> None:
     """Counts per split, app and action type, and how faithfully each app's captured HTML renders."""
-    from .store import CorpusError, load_corpus
+    from corpus.store import CorpusError, load_corpus
 
     try:
         dd = load_corpus(path)
@@ -282,7 +279,7 @@ def stats(
         typer.echo(f"[{split}] {len(ds)} transitions, {len(apps)} apps")
         typer.echo("  actions: " + ", ".join(f"{k}={v}" for k, v in sorted(types.items())))
     if fidelity:
-        from .fidelity import capture_fidelity, write_worst
+        from corpus.fidelity import capture_fidelity, write_worst
 
         per_app, rows = capture_fidelity(dd)
         typer.echo("capture fidelity (captured HTML rendered in the sandbox vs its own screenshot):")
@@ -320,7 +317,7 @@ def merge_cmd(
     ),
 ) -> None:
     """Join corpora recorded in pieces into one, each app keeping its split (or the one --split gives)."""
-    from .store import SPLITS, CorpusError, iter_transitions, load_corpus, save_corpus
+    from corpus.store import SPLITS, CorpusError, iter_transitions, load_corpus, save_corpus
 
     pinned: dict[str, str] = {}
     for item in split:
@@ -361,10 +358,9 @@ def compact_cmd(
     out: Path = typer.Option(..., "-o", "--out", file_okay=False, help="where the compacted corpus goes"),
 ) -> None:
     """Shorten every screen's HTML where its render stays pixel-identical (render/compact.py)."""
+    from corpus.compaction import compact_transitions
+    from corpus.store import CorpusError, load_corpus, save_corpus
     from worldmodel.dataset import iter_transitions
-
-    from .compaction import compact_transitions
-    from .store import CorpusError, load_corpus, save_corpus
 
     try:
         dd = load_corpus(path)
