@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from render import Renderer, RenderError
 from render.metrics import ssim
@@ -122,17 +122,26 @@ DEFAULT_PINNED = {
 }
 
 
+def _opt(default, help: str | None = None, **cli):
+    """A field and its `wm corpus build` option (wmcli/options.py generates the flags from these)."""
+    return field(default=default, metadata={"help": help, **cli})
+
+
 @dataclass
 class BuildConfig:
-    phone_episodes: int = 24
-    phone_steps: int = 10
-    miniwob_tasks: Sequence[str] = BUNDLED_MINIWOB
-    miniwob_episodes: int = 3
-    miniwob_steps: int = 5
+    phone_episodes: int = _opt(24, "exploration episodes in the phone app", min=0)
+    phone_steps: int = _opt(10, min=1)
+    miniwob_tasks: Sequence[str] = _opt(
+        BUNDLED_MINIWOB, "MiniWoB++ tasks (default: the built-in list)", flag="--tasks", empty="default"
+    )
+    miniwob_episodes: int = _opt(3, "episodes per MiniWoB++ task", min=0)
+    miniwob_steps: int = _opt(5, min=1)
     seed: int = 0
-    third_party: Sequence[str] = DEFAULT_THIRD_PARTY
-    third_party_episodes: int = 3
-    third_party_steps: int = 5
+    third_party: Sequence[str] = _opt(
+        DEFAULT_THIRD_PARTY, "third-party apps (default: the bundled five; '' for none)", empty="none"
+    )
+    third_party_episodes: int = _opt(3, min=0)
+    third_party_steps: int = _opt(5, min=1)
 
 
 def record_corpus(cfg: BuildConfig, log: Callable[[str], None] = print) -> list[Transition]:

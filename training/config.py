@@ -8,79 +8,93 @@ from dataclasses import asdict, dataclass, field, replace
 from worldmodel.prompt import MAX_HTML_CHARS
 
 
+def _opt(default, help: str | None = None, **cli):
+    """A field and its command-line option (wmcli/options.py generates `wm train`'s flags from these
+    fields: `help`, and `flag`/`choices` where the flag is not `--field-name`)."""
+    return field(default=default, metadata={"help": help, **cli})
+
+
 @dataclass
 class RewardWeights:
     """How much each reward counts in GRPO's sum (trl's reward_weights)."""
 
-    semantic: float = 1.0
-    action: float = 0.5
-    format: float = 0.25
+    semantic: float = _opt(1.0, "weight of R_sem", flag="--w-sem")
+    action: float = _opt(0.5, "weight of R_act", flag="--w-act")
+    format: float = _opt(0.25, "weight of R_format", flag="--w-format")
     # R_text: the render's visible words against the real next screen's (0 leaves it out)
-    text: float = 0.0
+    text: float = _opt(0.0, "weight of R_text (visible words against the real next screen)", flag="--w-text")
     # inside R_sem: SSIM's share; the rest goes to 1 - LPIPS when LPIPS weights are available
-    ssim_share: float = 1.0
+    ssim_share: float = _opt(1.0, "SSIM's share of R_sem; the rest is 1-LPIPS (needs weights)")
     # which structural score R_sem uses: "ssim" (full resolution) or "blur_ssim" (shift-tolerant)
-    sem_metric: str = "ssim"
+    sem_metric: str = _opt(
+        "ssim", "R_sem's structural score (blur_ssim: shift-tolerant)", choices=("ssim", "blur_ssim")
+    )
 
 
 @dataclass
 class TrainConfig:
-    preset: str = "tiny"
-    model_path: str | None = None  # a local checkpoint; None builds the tiny model (tiny preset only)
-    corpus: str | None = None  # None = bundled corpus
-    output_dir: str = "runs/tiny"
-    device: str = "cpu"  # cpu, cuda, auto; multi-GPU comes from `accelerate launch`
-    dtype: str = "float32"
+    preset: str = _opt("tiny", "tiny | small | qwen3-vl-8b")
+    model_path: str | None = _opt(None, "local checkpoint folder to start from (tiny builds one if omitted)")
+    corpus: str | None = _opt(None, "corpus folder (default: the bundled corpus)")
+    output_dir: str = _opt("runs/tiny", "where checkpoints go (default: runs/<preset>)")
+    device: str = _opt("cpu", "cpu | cuda | auto")  # multi-GPU comes from `accelerate launch`
+    dtype: str = _opt("float32", "float32 | bfloat16 | float16 | auto")
     seed: int = 0
     # data
     # Offer the current screen's HTML in the prompt. Off for tiny: on a CPU the prompt would
     # cost more tokens than the target the model can afford to learn.
-    with_html: bool = False
-    max_prompt_html_chars: int = MAX_HTML_CHARS
+    with_html: bool = _opt(False, "show the current HTML in the prompt", flag="--with-html/--no-html")
+    max_prompt_html_chars: int = _opt(MAX_HTML_CHARS, "truncate the prompt's current HTML to this length")
     # What the model learns to write: "document" (the whole next screen, Code2World's target) or
     # "edit" (worldmodel/edit.py: what changes, over the numbered current HTML, which the prompt
     # then always shows). GRPO's completion budget in edit mode is sized from the measured edits.
-    target: str = "document"
-    max_train_examples: int = 0  # 0 = all
+    target: str = _opt("document", "document | edit: what the model learns to write")
+    max_train_examples: int = _opt(0, "use the first N training transitions (0 = all)")
     # Edit targets only: train on transitions whose edit is at most this many characters (0 = all).
     # A small model cannot write a whole new screen; on those its loss would be spent on what it
     # cannot learn instead of the short, common changes it can.
-    max_edit_chars: int = 0
+    max_edit_chars: int = _opt(0, "edit targets: train on edits up to N characters (0 = all)")
     # Edit targets only: SFT also sees each typing transition this many times with other words
     # typed (training/data.py), so the model copies what the action types.
-    typing_copies: int = 0
+    typing_copies: int = _opt(0, "edit targets: SFT copies of each typing example with other words typed")
     # Edit targets only: SFT also sees each example this many times with the element numbers
     # shifted by hidden elements first in the body (training/data.py), so the model reads numbers
     # off the screen instead of remembering a training app's.
-    shift_copies: int = 0
+    shift_copies: int = _opt(0, "edit targets: SFT copies of each example with its element numbers shifted")
     # Edit targets only: each prompt also shows the nearest recorded transition's edit,
     # re-addressed onto the current screen (training: from another app; prediction: from the
     # bundled corpus' training split, recorded in the checkpoint's worldmodel.json).
-    hints: bool = False
+    hints: bool = _opt(
+        False, "edit targets: show the nearest recorded edit in each prompt", flag="--hints/--no-hints"
+    )
     # Edit targets only: "sim" trains the model on the app's reaction alone. Its current screen is
     # what the browser's own physics (the `sim` backend) made of the recorded one, and the
     # checkpoint then always runs after the sim (`sim+PATH`).
-    after: str = ""
+    after: str = _opt("", "edit targets: 'sim' learns the app's reaction after the browser's own physics")
     # Edit targets only: after training, choose the gate below which the model's own edits are
     # left out (its mean log-probability per token), on the validation split (training/calibrate.py).
-    calibrate_gate: bool = True
+    calibrate_gate: bool = _opt(
+        True,
+        "edit targets: choose on the validation split the confidence below which edits are left out",
+        flag="--calibrate-gate/--no-calibrate-gate",
+    )
     # stage 1: SFT
     sft_steps: int = 120
-    sft_lr: float = 1e-3
+    sft_lr: float = _opt(1e-3, "SFT learning rate")
     sft_batch_size: int = 2
     max_length: int = 2048
     # stage 2: GRPO
     grpo_steps: int = 10
-    grpo_lr: float = 2e-4
-    num_generations: int = 4
+    grpo_lr: float = _opt(2e-4, "GRPO learning rate")
+    num_generations: int = _opt(4, "completions rendered per prompt in GRPO")
     max_completion_length: int = 256
     temperature: float = 1.0
-    beta: float = 0.0
+    beta: float = _opt(0.0, "GRPO's KL weight (keeps the model near the SFT one)")
     # Generation through trl's vLLM integration (GPU only, needs `pip install vllm`):
     # "colocate" runs vLLM inside the training processes, "server" talks to `trl vllm-serve`.
-    use_vllm: bool = False
-    vllm_mode: str = "colocate"
-    vllm_server_base_url: str | None = None
+    use_vllm: bool = _opt(False, "GRPO generation through trl's vLLM (GPU)", flag="--use-vllm/--no-vllm")
+    vllm_mode: str = _opt("colocate", "colocate | server (with `trl vllm-serve`)")
+    vllm_server_base_url: str | None = _opt(None, "server mode: e.g. http://10.0.0.5:8000")
     vllm_gpu_memory_utilization: float = 0.3
     vllm_tensor_parallel_size: int = 1
     rewards: RewardWeights = field(default_factory=RewardWeights)
@@ -165,3 +179,16 @@ def preset(name: str, **overrides) -> TrainConfig:
         raise ValueError(f"vllm_mode {overrides['vllm_mode']!r} is not colocate or server")
     # a deep copy: changing the returned config (its reward weights too) never changes the preset
     return replace(copy.deepcopy(PRESETS[name]), **{k: v for k, v in overrides.items() if v is not None})
+
+
+def config_from(options: dict) -> TrainConfig:
+    """A TrainConfig from a preset and the options given (`wm train`'s flags, keyed by field
+    name; `rewards` a dict of RewardWeights fields): what is not given keeps the preset's value."""
+    options = dict(options)
+    rewards = options.pop("rewards", None) or {}
+    unknown = set(rewards) - set(RewardWeights.__dataclass_fields__)
+    if unknown:
+        raise ValueError(f"unknown reward option(s): {', '.join(sorted(unknown))}")
+    cfg = preset(options.pop("preset", "tiny"), **options)
+    cfg.rewards = replace(cfg.rewards, **{k: v for k, v in rewards.items() if v is not None})
+    return cfg

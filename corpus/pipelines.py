@@ -1,0 +1,352 @@
+"""The corpus stage's pipelines as functions: build, record, import-android, stats, merge, compact.
+
+`wm corpus ...` (wmcli/corpus.py) only parses its arguments and calls these; a Python user calls
+them the same way. Each writes its corpus with the atomic save (corpus/store.py) and reports
+progress through `log` (and what it skipped or could not do through `warn`). An argument that is
+wrong raises `ArgumentError` naming the argument, before anything is written; a failure while
+running raises what failed (RuntimeError, RenderError, OSError).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from worldmodel.dataset import CorpusError
+
+from .build import BuildConfig
+
+Log = Callable[[str], None]
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+class ArgumentError(ValueError):
+    """A pipeline argument that is wrong; `argument` is the parameter's name."""
+
+    def __init__(self, argument: str, message: str):
+        super().__init__(message)
+        self.argument = argument
+
+
+def _load(path, argument: str):
+    from .store import load_corpus
+
+    try:
+        return load_corpus(path)
+    except CorpusError as e:
+        raise ArgumentError(argument, str(e)) from None
+
+
+def build_corpus(out, cfg: BuildConfig | None = None, compact: bool = True, log: Log = print):
+    """Record the bundled apps live in Chromium (`cfg` says which and how much) and save a
+    train/validation/test corpus split by app at `out`. Returns the saved DatasetDict."""
+    from render import Renderer
+
+    from .build import DEFAULT_PINNED, record_corpus, score_html_fidelity, summarize
+    from .store import save_corpus
+    from .third_party import third_party_app
+
+    cfg = cfg or BuildConfig()
+    for name in cfg.third_party:
+        try:
+            third_party_app(name)
+        except ValueError as e:
+            raise ArgumentError("third_party", str(e)) from None
+    transitions = record_corpus(cfg, log=log)
+    with Renderer() as r:
+        scores = score_html_fidelity(transitions, r)
+    log(f"ground-truth HTML fidelity: {summarize(scores)}")
+    if compact:
+        from .compaction import compact_transitions
+
+        transitions = compact_transitions(transitions)
+    pinned = {a: s for a, s in DEFAULT_PINNED.items() if a in {t.app for t in transitions}}
+    dd = save_corpus(transitions, out, pinned=pinned)
+    log(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
+    return dd
+
+
+def load_policy(spec):
+    """'explore', a callable, or a user's 'module:function' taking a StepContext."""
+    import importlib
+
+    from .explorer import explore
+
+    if callable(spec):
+        return spec
+    if spec == "explore":
+        return explore
+    mod, sep, fn = str(spec).partition(":")
+    if not sep or not mod or not fn:
+        raise ArgumentError("policy", f"{spec!r} is not 'explore' or module:function")
+    try:
+        obj = getattr(importlib.import_module(mod), fn)
+    except (ImportError, AttributeError) as e:
+        raise ArgumentError("policy", f"cannot load {spec!r}: {e}") from None
+    if not callable(obj):
+        raise ArgumentError("policy", f"{spec!r} is not callable")
+    return obj
+
+
+def record_app(
+    target: str,
+    out,
+    episodes: int = 3,
+    steps: int = 8,
+    seed: int = 0,
+    viewport: str = "phone",
+    scale: float = 1.0,
+    policy="explore",
+    goal: str = "",
+    name: str | None = None,
+    entry: str = "index.html",
+    capture: str = "stylesheets",
+    licence: str = "",
+    split: str = "auto",
+    append: bool = False,
+    compact: bool = True,
+    log: Log = print,
+    warn: Log = _stderr,
+    progress: Callable[[range, str], contextlib.AbstractContextManager[Iterable[int]]] | None = None,
+):
+    """Record any web app in Chromium (a local folder served under a fake origin, or a dev server
+    on loopback) and save it at `out` (added to the corpus there with `append`). A crashing
+    episode is reported through `warn` and the others are kept. Returns the saved DatasetDict.
+    `progress(range(episodes), app_name)`: a context manager yielding the episodes (a bar)."""
+    from render import Renderer
+
+    from .apps import folder_app, parse_viewport, url_app
+    from .build import score_html_fidelity, summarize
+    from .recorder import CAPTURES, Recorder
+    from .store import SPLITS, iter_transitions, save_corpus
+
+    out = Path(out)
+    if capture not in CAPTURES:
+        raise ArgumentError("capture", f"{capture!r} is not one of {', '.join(CAPTURES)}")
+    if split != "auto" and split not in SPLITS:
+        raise ArgumentError("split", f"{split!r} is not auto or one of {', '.join(SPLITS)}")
+    try:
+        vp = parse_viewport(viewport, scale)
+    except ValueError as e:
+        raise ArgumentError("viewport", str(e)) from None
+    loopback = target.startswith(("http://", "https://"))
+    try:
+        spec = (
+            url_app(target, name, vp, goal)
+            if loopback
+            else folder_app(target, entry, name, vp, goal, licence)
+        )
+    except ValueError as e:
+        raise ArgumentError("target", str(e)) from None
+    act = load_policy(policy)
+    old, pinned = [], {}
+    if append and (out.exists() or out.is_symlink()):
+        dd = _load(out, "out")
+        for sp, ds in dd.items():
+            for t in iter_transitions(ds, skipped=[]):
+                old.append(t)
+                pinned[t.app] = sp
+    if split != "auto":
+        pinned[spec.name] = split
+    new, failed = [], []
+    bar = progress or (lambda r, _name: contextlib.nullcontext(r))
+    with Recorder(capture=capture, loopback=loopback) as rec:
+        with bar(range(episodes), spec.name) as eps:
+            for e in eps:
+                eid = f"{spec.name}-{seed}-{e}"
+                try:
+                    new += rec.record_trajectory(spec, act, steps, seed * 1000 + e, eid)
+                except Exception as err:  # noqa: BLE001 - one broken episode must not lose the others
+                    failed.append(
+                        f"episode {eid}: {type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
+                    )
+    for f in failed:
+        warn(f"failed: {f}")
+    if not new:
+        raise RuntimeError(f"no transitions recorded from {target} ({len(failed)} episodes failed)")
+    with Renderer() as r:
+        scores = score_html_fidelity(new, r)
+    log(f"capture fidelity of {spec.name}: {summarize(scores)}")
+    if compact:
+        from .compaction import compact_transitions
+
+        new = compact_transitions(new)
+    if split == "auto" and not (set(pinned) - {spec.name}):
+        pinned[spec.name] = "train"  # a corpus of one app: it is the training data
+    dd = save_corpus(old + new, out, pinned=pinned)
+    log(
+        f"recorded {len(new)} transitions in {episodes - len(failed)}/{episodes} episodes; "
+        f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items())
+    )
+    return dd
+
+
+def import_android_corpus(
+    path,
+    out,
+    threshold: float = 0.8,
+    rounds: int = 2,
+    scale: float = 1.0,
+    coder: str = "rules",
+    log: Log = print,
+    warn: Log = _stderr,
+) -> int:
+    """Translate AndroidControl episodes (a TFRecord file) to HTML, revise each screen with visual
+    feedback until its render reaches SSIM `threshold` (`coder`: 'rules', colours sampled from the
+    screenshot, or a model spec), save the survivors at `out`. Returns how many were kept."""
+    from render import Renderer
+
+    from .android import import_android
+    from .revise import backend_coder, revise_until, sample_colours
+    from .store import save_corpus
+
+    path = Path(path)
+    kept, dropped, skipped = [], 0, []
+    done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
+
+    def rules(img, html, fb):
+        return sample_colours(img, html, fb, scale)
+
+    if not path.is_file():
+        raise ArgumentError("path", f"{path}: no such file")
+    if coder == "rules":
+        revise = rules
+    else:
+        from worldmodel.spec import SpecError, parse_spec
+
+        try:
+            spec = parse_spec(coder)
+        except SpecError as e:
+            raise ArgumentError("coder", str(e)) from None
+        revise = backend_coder(str(spec))
+
+    with Renderer() as r:
+        for t in import_android(path, scale=scale, skipped=skipped):
+            for s in (t.screen, t.next_screen):
+                if id(s) not in done:
+                    done[id(s)] = (
+                        s,
+                        revise_until(s.image, s.html, revise, r, s.viewport(), threshold, rounds),
+                    )
+                s.html = done[id(s)][1].html
+            rev = done[id(t.next_screen)][1]
+            t.meta["revision"] = rev.rounds
+            t.meta["html_ssim"] = rev.score
+            if rev.passed and done[id(t.screen)][1].passed:
+                kept.append(t)
+            else:
+                dropped += 1
+    for msg in skipped:
+        warn(f"skipped a bad record: {msg}")
+    log(
+        f"kept {len(kept)} transitions, dropped {dropped} whose screens never reached SSIM {threshold}, "
+        f"skipped {len(skipped)} bad records"
+    )
+    if kept:
+        save_corpus(kept, out)
+        log(f"wrote {out}")
+    return len(kept)
+
+
+def corpus_stats(
+    path=None, fidelity: bool = True, worst: int = 5, out="runs/stats", log: Log = print
+) -> dict:
+    """Counts per split, app and action type, and (with `fidelity`) how faithfully each app's
+    captured HTML renders against its own screenshot; the `worst` screens go to `out` as
+    side-by-side PNGs. Returns the report, keyed by split."""
+    dd = _load(path, "path")
+    report = {}
+    for split, ds in dd.items():
+        cols = ds.select_columns(["app", "action_type"])
+        apps, types = Counter(cols["app"]), Counter(cols["action_type"])
+        report[split] = {"transitions": len(ds), "apps": dict(apps), "action_types": dict(types)}
+        log(f"[{split}] {len(ds)} transitions, {len(apps)} apps")
+        log("  actions: " + ", ".join(f"{k}={v}" for k, v in sorted(types.items())))
+    if fidelity:
+        from .fidelity import capture_fidelity, write_worst
+
+        per_app, rows = capture_fidelity(dd)
+        log("capture fidelity (captured HTML rendered in the sandbox vs its own screenshot):")
+        log(
+            f"  {'app':34s} {'screens':>7s} {'blurSSIM mean':>13s} {'min':>6s} {'px off mean':>11s} {'max':>6s}"
+        )
+        for app, f in sorted(per_app.items()):
+            log(
+                f"  {app:34s} {f['screens']:7d} {f['blur_ssim_mean']:13.4f} {f['blur_ssim_min']:6.3f}"
+                f" {f['pixels_off_mean']:11.2%} {f['pixels_off_max']:6.1%}"
+            )
+        allf = [r for r in rows if r["error"] is None]
+        if allf:
+            mean_b = sum(r["blur_ssim"] for r in allf) / len(allf)
+            mean_p = sum(r["pixels_off"] for r in allf) / len(allf)
+            log(
+                f"  all apps: blurred SSIM {mean_b:.4f}, pixels off {mean_p:.2%}, render failures {len(rows) - len(allf)}"
+            )
+        for split in report:
+            report[split]["capture"] = {a: f for a, f in per_app.items() if a in report[split]["apps"]}
+        if worst:
+            for p in write_worst(rows, worst, Path(out)):
+                log(f"  worst: {p}")
+    return report
+
+
+def merge_corpora(
+    sources: Sequence, out, pinned: dict[str, str] | None = None, log: Log = print, warn: Log = _stderr
+):
+    """Join corpora recorded in pieces into one at `out`, each app keeping its split (or the one
+    `pinned` gives it: {app: split}). Returns the saved DatasetDict."""
+    from .store import SPLITS, iter_transitions, save_corpus
+
+    pinned = dict(pinned or {})
+    for app, where in pinned.items():
+        if where not in SPLITS:
+            raise ArgumentError("pinned", f"{app}={where}: {where!r} is not one of {', '.join(SPLITS)}")
+    ts, splits, skipped = [], {}, []
+    for src in sources:
+        dd = _load(src, "sources")
+        for sp, ds in dd.items():
+            for app in set(ds["app"]):
+                had = splits.setdefault(app, sp)
+                if had != sp and app not in pinned:
+                    raise ArgumentError(
+                        "sources",
+                        f"{app} is in {had} in one corpus and in {sp} in {src}: say where with --split {app}=SPLIT",
+                    )
+            ts += list(iter_transitions(ds, skipped))
+    unknown = set(pinned) - set(splits)
+    if unknown:
+        raise ArgumentError("pinned", f"no corpus has app(s) {', '.join(sorted(unknown))}")
+    splits.update(pinned)
+    dd = save_corpus(ts, out, splits)
+    log(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
+    for s in skipped:
+        warn(f"skipped a bad record: {s}")
+    return dd
+
+
+def compact_corpus(path, out, log: Log = print, warn: Log = _stderr) -> tuple[float, float]:
+    """Shorten every screen's HTML where its render stays pixel-identical (render/compact.py) and
+    save the result at `out`. Returns the mean next-screen HTML length before and after."""
+    from worldmodel.dataset import iter_transitions
+
+    from .compaction import compact_transitions
+    from .store import save_corpus
+
+    dd = _load(path, "path")
+    skipped: list[str] = []
+    ts = [t for split in dd for t in iter_transitions(dd[split], skipped)]
+    splits = {app: split for split in dd for app in set(dd[split]["app"])}
+    new = compact_transitions(ts, lambda done, n: log(f"compacted {done}/{n} screens"))
+    before = sum(len(t.next_screen.html or "") for t in ts) / len(ts)
+    after = sum(len(t.next_screen.html or "") for t in new) / len(new)
+    save_corpus(new, out, splits)
+    log(f"wrote {out}: {len(new)} transitions; next-screen HTML {before:.0f} -> {after:.0f} chars on average")
+    for s in skipped:
+        warn(f"skipped a bad record: {s}")
+    return before, after
