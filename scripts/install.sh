@@ -10,7 +10,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 PIP="python3 -m pip"
 $PIP install -q --disable-pip-version-check "torch==2.13.0"
-$PIP install -q --disable-pip-version-check -e ".[test]"
+$PIP install -q --disable-pip-version-check -e ".[all,test]"
 # The task pages only; miniwob's own Python (selenium) is never imported.
 $PIP install -q --disable-pip-version-check --no-deps "miniwob==1.1.0"
 # Real third-party web apps (pinned npm packages) for recording and the live capture tests.

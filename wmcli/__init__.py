@@ -39,6 +39,41 @@ app.add_typer(corpus_app, name="corpus")
 EXIT_RUNTIME = 1
 EXIT_USAGE = 2
 
+# Which install extra (pyproject.toml) brings each package the layers above render/ import lazily;
+# where several do, the command's own extra is named when it is one of them, else the first.
+EXTRA_OF_MODULE = {
+    "torch": ("hf", "train"),
+    "transformers": ("hf", "train"),
+    "accelerate": ("hf", "train"),
+    "trl": ("train",),
+    "tokenizers": ("train",),
+    "datasets": ("corpus", "train"),
+    "tfrecord": ("corpus",),
+    "google": ("corpus",),  # protobuf
+    "grpc_tools": ("corpus",),
+    "gymnasium": ("planning",),
+    "httpx": ("openai",),
+    "lpips": ("lpips",),
+    "torchvision": ("lpips",),
+}
+EXTRA_OF_COMMAND = {"train": "train", "corpus": "corpus"}
+
+
+def missing_extra(e: ModuleNotFoundError, argv: list[str]) -> str | None:
+    """The one line naming the extra to install when `e` is a package an extra brings, else None."""
+    root = (e.name or "").split(".")[0]
+    extras = EXTRA_OF_MODULE.get(root)
+    if not extras:
+        return None
+    words = [a for a in argv if not a.startswith("-")]
+    command = " ".join(words[:2] if words[:1] == ["corpus"] else words[:1]) or "this command"
+    want = EXTRA_OF_COMMAND.get(words[0] if words else "")
+    extra = want if want in extras else extras[0]
+    return (
+        f"`wm {command}` needs the {extra!r} extra (no module {root!r}): "
+        f"pip install 'worldmodel[{extra}]' (or -e '.[{extra}]' in a checkout)"
+    )
+
 
 @app.callback()
 def root(
@@ -78,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - the one place that turns any failure into one line
         if debug:
             traceback.print_exc()
+        if isinstance(e, ModuleNotFoundError) and missing_extra(e, argv):
+            print(f"error: {missing_extra(e, argv)}", file=sys.stderr)
+            return EXIT_RUNTIME
         kind = "" if isinstance(e, (ValueError, OSError, RuntimeError)) else f"{type(e).__name__}: "
         msg = _one_line(e)
         if isinstance(e, OSError) and e.filename and str(e.filename) not in msg:
