@@ -23,7 +23,9 @@ valid edit, and an empty edit means nothing changes.
 
 `diff(current, next)` writes the edit (deterministic; falls back to `screen` when that is
 shorter) and `apply(current, edit)` carries it out; a malformed edit raises `EditError` naming
-its line.
+its line (`line_no`). `parse_edit(text)` is the one parser of the syntax: typed `EditOp`s (op,
+number, args, line_no) that apply, transplant and the reaction filter all read. Screens are read
+through the one parsed form, worldmodel/doc.py's `Doc`.
 """
 
 from __future__ import annotations
@@ -31,8 +33,11 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from dataclasses import dataclass
 
 from bs4 import BeautifulSoup, NavigableString, Tag
+
+from .doc import Doc
 
 # the operations addressed by an element number (the rest: stylesheet lines, the whole screen)
 ELEMENT_OPS = ("text", "attr", "unattr", "class", "replace", "remove", "before", "after", "prepend", "append")
@@ -42,55 +47,95 @@ _DECODER = json.JSONDecoder()
 
 
 class EditError(ValueError):
-    """An edit that cannot be applied; the message names the line."""
+    """An edit that cannot be applied; the message names the line, `line_no` carries it as data."""
 
     def __init__(self, line_no: int, line: str, why: str):
         super().__init__(f"edit line {line_no} ({line[:60]!r}): {why}")
         self.line_no = line_no
-
-
-def _soup(html: str) -> BeautifulSoup:
-    return BeautifulSoup(html, "html.parser")
-
-
-def _numbered(soup: BeautifulSoup) -> list[Tag]:
-    body = soup.body
-    if body is None:
-        return []
-    return [body, *body.find_all(True)]
-
-
-def _stylesheet(soup: BeautifulSoup) -> Tag | None:
-    return soup.head.find("style") if soup.head is not None else None
+        self.line = line
+        self.why = why
 
 
 def annotate(html: str) -> str:
     """The screen with each body element's number as an `n` attribute: what a model addresses."""
-    soup = _soup(html)
-    for i, el in enumerate(_numbered(soup)):
+    doc = Doc(html)
+    for i, el in enumerate(doc.elements):
         el["n"] = str(i)
-    return str(soup)
+    return str(doc.soup)
 
 
 def edit_view(html: str) -> str:
     """What a model editing `html` is shown: the numbered body first (what most edits touch,
     kept when the prompt is cut short), then the stylesheet's lines with their numbers."""
-    soup = _soup(html)
-    for i, el in enumerate(_numbered(soup)):
+    doc = Doc(html)
+    soup = doc.soup
+    for i, el in enumerate(doc.elements):
         el["n"] = str(i)
     body = str(soup.body) if soup.body is not None else str(soup)
-    sheet = _stylesheet(soup)
+    sheet = doc.stylesheet
     if sheet is None or not sheet.string:
         return body
     lines = "\n".join(f"{i}: {ln}" for i, ln in enumerate(sheet.string.split("\n")))
     return f"{body}\nStylesheet lines:\n{lines}"
 
 
-# ---- applying ---------------------------------------------------------------------------
-class _Quoted(str):
+# ---- parsing ----------------------------------------------------------------------------
+class Quoted(str):
     """An argument written as a JSON string: a value (text, HTML, a rule), as against a bare word
     (a number, a name, a class change). Values must be quoted, so `text 8 +wm-focus`, a model
     mixing up two operations, is an error rather than the text "+wm-focus"."""
+
+
+@dataclass(frozen=True)
+class EditOp:
+    """One line of an edit, parsed: `op` (one of OPS); `number`, the element number (element
+    operations) or stylesheet line (css-del, css-ins) written first, None where there is none or it
+    is not an integer (applying it then names the line); `args`, the arguments after it (every
+    argument when `number` is None), quoted ones as `Quoted`; `line_no` (1-based) and `line`."""
+
+    op: str
+    number: int | None
+    args: tuple
+    line_no: int
+    line: str
+
+
+def parse_line(line: str, line_no: int = 1) -> EditOp:
+    """One edit line as an EditOp; EditError (naming `line_no`) for an unknown operation, a bad
+    quoted string or an empty line. Whether it applies to a screen is apply's to say."""
+    line = line.strip()
+    if not line:
+        raise EditError(line_no, line, "empty line")
+    op, _, rest = line.partition(" ")
+    if op not in OPS:
+        raise EditError(line_no, line, f"unknown operation {op!r} (one of {', '.join(OPS)})")
+    args = _args(rest, line_no, line)
+    number = None
+    if op != "screen" and args:
+        try:
+            number = int(args[0])
+        except ValueError:
+            pass
+    return EditOp(op, number, tuple(args[1:] if number is not None else args), line_no, line)
+
+
+def edit_lines(edit: str) -> list[tuple[int, str]]:
+    """The (line number, line) pairs of an edit that hold something: what its line numbers count."""
+    return [(k, ln.strip()) for k, ln in enumerate((edit or "").strip().splitlines(), 1) if ln.strip()]
+
+
+def parse_edit(edit: str) -> list[EditOp]:
+    """The edit's lines as EditOps; EditError on the first line that does not parse. A whole
+    document (an edit starting with `<`) is one `screen` operation; an empty edit is no operation."""
+    text = (edit or "").strip()
+    if text.startswith("<"):
+        return [EditOp("screen", None, (Quoted(text),), 1, text[:200])]
+    return [parse_line(line, k) for k, line in edit_lines(text)]
+
+
+def quote(s: str) -> str:
+    """A value as an edit writes it: a JSON string."""
+    return json.dumps(s, ensure_ascii=False)
 
 
 def _args(rest: str, line_no: int, line: str) -> list:
@@ -104,7 +149,7 @@ def _args(rest: str, line_no: int, line: str) -> list:
                 val, end = _DECODER.raw_decode(rest, i)
             except json.JSONDecodeError as e:
                 raise EditError(line_no, line, f"bad quoted string ({e.msg})") from None
-            out.append(_Quoted(val) if isinstance(val, str) else val)
+            out.append(Quoted(val) if isinstance(val, str) else val)
             i = end
         else:
             m = re.compile(r"\S+").match(rest, i)
@@ -122,7 +167,7 @@ def _attached(el: Tag, soup: BeautifulSoup) -> bool:
 
 
 def _fragment(html: str) -> list:
-    return list(_soup(html).contents)
+    return list(BeautifulSoup(html, "html.parser").contents)
 
 
 def apply(current: str, edit: str) -> str:
@@ -143,11 +188,11 @@ def _run(current: str, edit: str, strict: bool) -> tuple[str, int, int]:
     if text.startswith("<"):
         return text, 1, 1
     state = _State(current)
-    lines = [(k, ln.strip()) for k, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+    lines = edit_lines(text)
     done = 0
     for line_no, line in lines:
         try:
-            doc = _line(state, line_no, line)
+            doc = _line(state, parse_line(line, line_no))
         except EditError:
             if strict:
                 raise
@@ -162,11 +207,11 @@ class _State:
     """The document being edited, and the current screen's numbering it is addressed by."""
 
     def __init__(self, current: str):
-        self.soup = _soup(current)
-        self.els = _numbered(self.soup)
-        self.sheet = _stylesheet(self.soup)
-        s = self.sheet
-        self.sheet_lines = s.string.split("\n") if s is not None and s.string is not None else None
+        doc = Doc(current)  # a fresh one: the edit changes it
+        self.soup = doc.soup
+        self.els = doc.elements
+        self.sheet = doc.stylesheet
+        self.sheet_lines = doc.sheet_lines
         self.css_del: set[int] = set()
         self.css_ins: dict[int, list[str]] = {}
 
@@ -183,57 +228,49 @@ class _State:
         return str(self.soup)
 
 
-def _line(state: _State, line_no: int, line: str) -> str | None:
+def _line(state: _State, e: EditOp) -> str | None:
     """Carry out one line; a whole new document when the line is `screen`."""
     soup, els, sheet_lines = state.soup, state.els, state.sheet_lines
     css_del, css_ins = state.css_del, state.css_ins
-    line = line.strip()
-    if not line:
-        return None
-    op, _, rest = line.partition(" ")
-    if op not in OPS:
-        raise EditError(line_no, line, f"unknown operation {op!r} (one of {', '.join(OPS)})")
-    args = _args(rest, line_no, line)
+    op, line_no, line, args = e.op, e.line_no, e.line, e.args
     if op == "screen":
-        if len(args) != 1 or not isinstance(args[0], _Quoted):
+        if len(args) != 1 or not isinstance(args[0], Quoted):
             raise EditError(line_no, line, 'screen takes one quoted document: screen "<html>..."')
         return args[0]
     if op.startswith("css-"):
         if sheet_lines is None:
             raise EditError(line_no, line, "the screen has no stylesheet to edit")
-        try:
-            at = int(args[0])
-        except (IndexError, ValueError):
-            raise EditError(line_no, line, f"{op} needs a line number") from None
+        at = e.number
+        if at is None:
+            raise EditError(line_no, line, f"{op} needs a line number")
         if not 0 <= at <= len(sheet_lines):
             raise EditError(line_no, line, f"stylesheet line {at} is out of range (0..{len(sheet_lines)})")
         if op == "css-del":
-            count = int(args[1]) if len(args) > 1 and str(args[1]).isdigit() else 1
+            count = int(args[0]) if len(args) > 0 and str(args[0]).isdigit() else 1
             css_del.update(range(at, min(at + count, len(sheet_lines))))
         else:
-            if len(args) != 2 or not isinstance(args[1], _Quoted):
+            if len(args) != 1 or not isinstance(args[0], Quoted):
                 raise EditError(
                     line_no, line, 'css-ins takes a line and a quoted rule: css-ins 3 "a{color:red}"'
                 )
-            css_ins.setdefault(at, []).append(args[1])
+            css_ins.setdefault(at, []).append(args[0])
         return None
-    try:
-        n = int(args[0])
-    except (IndexError, ValueError):
-        raise EditError(line_no, line, f"{op} needs an element number first") from None
+    n = e.number
+    if n is None:
+        raise EditError(line_no, line, f"{op} needs an element number first")
     if not 0 <= n < len(els):
         raise EditError(line_no, line, f"no element {n} (the screen has 0..{len(els) - 1})")
     el = els[n]
     if not _attached(el, soup):
         raise EditError(line_no, line, f"element {n} was removed or replaced by an earlier line")
     if op == "class":
-        _classes(el, args[1:], line_no, line)
+        _classes(el, list(args), line_no, line)
         return None
-    want = {"text": 2, "attr": 3, "unattr": 2, "remove": 1}.get(op, 2)
+    want = {"text": 1, "attr": 2, "unattr": 1, "remove": 0}.get(op, 1)
     if len(args) != want:
-        raise EditError(line_no, line, f"{op} takes {want - 1} argument(s) after the element number")
-    value = args[-1]
-    if op in ("text", "attr") and not isinstance(value, _Quoted):
+        raise EditError(line_no, line, f"{op} takes {want} argument(s) after the element number")
+    value = args[-1] if args else None
+    if op in ("text", "attr") and not isinstance(value, Quoted):
         raise EditError(
             line_no, line, f'{op} takes a quoted value: {op} {n} {"NAME " if op == "attr" else ""}"..."'
         )
@@ -241,20 +278,20 @@ def _line(state: _State, line_no: int, line: str) -> str | None:
         if el is soup.body:
             raise EditError(line_no, line, "text would wipe the whole body (write a screen instead)")
         el.clear()
-        el.append(NavigableString(str(args[1])))
+        el.append(NavigableString(str(args[0])))
     elif op == "attr":
-        el[str(args[1])] = str(args[2])
+        el[str(args[0])] = str(args[1])
     elif op == "unattr":
-        if str(args[1]) in el.attrs:
-            del el[str(args[1])]
+        if str(args[0]) in el.attrs:
+            del el[str(args[0])]
     elif op == "remove":
         if el is soup.body:
             raise EditError(line_no, line, "the body cannot be removed (write a screen instead)")
         el.extract()
     else:
-        if not isinstance(args[1], _Quoted):
+        if not isinstance(args[0], Quoted):
             raise EditError(line_no, line, f"{op} takes quoted HTML")
-        nodes = _fragment(args[1])
+        nodes = _fragment(args[0])
         if op == "replace":
             if el is soup.body:
                 raise EditError(line_no, line, "replace the body by writing a screen instead")
@@ -320,10 +357,6 @@ def try_apply(current: str, edit: str) -> tuple[str | None, str | None]:
 
 
 # ---- diffing ----------------------------------------------------------------------------
-def _q(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
-
-
 def _kids(el: Tag) -> list:
     return [
         c
@@ -365,7 +398,7 @@ def _diff_el(a: Tag, b: Tag, num: dict[int, int], out: list[str], key=_sig) -> N
         elif k not in ba:
             out.append(f"unattr {n} {k}")
         elif aa.get(k) != ba[k]:
-            out.append(f"attr {n} {k} {_q(ba[k])}")
+            out.append(f"attr {n} {k} {quote(ba[k])}")
     ka, kb = _kids(a), _kids(b)
     if [key(x) for x in ka] == [key(x) for x in kb]:
         texts_differ = any(
@@ -373,11 +406,11 @@ def _diff_el(a: Tag, b: Tag, num: dict[int, int], out: list[str], key=_sig) -> N
         )
         if texts_differ:
             if len(ka) == 1 and not isinstance(ka[0], Tag):
-                out.append(f"text {n} {_q(str(kb[0]))}")
+                out.append(f"text {n} {quote(str(kb[0]))}")
                 return
             if a.name == "body":
                 raise _Whole()
-            out.append(f"replace {n} {_q(str(b))}")
+            out.append(f"replace {n} {quote(str(b))}")
             return
         for x, y in zip(ka, kb):
             if isinstance(x, Tag):
@@ -387,7 +420,7 @@ def _diff_el(a: Tag, b: Tag, num: dict[int, int], out: list[str], key=_sig) -> N
         # mixed text and elements changed shape: the element is rewritten whole
         if a.name == "body":
             raise _Whole()
-        out.append(f"replace {n} {_q(str(b))}")
+        out.append(f"replace {n} {quote(str(b))}")
         return
     sm = difflib.SequenceMatcher(a=[key(x) for x in ka], b=[key(x) for x in kb], autojunk=False)
     last_kept = None  # the current screen's last child still standing: where inserts go after
@@ -398,16 +431,16 @@ def _diff_el(a: Tag, b: Tag, num: dict[int, int], out: list[str], key=_sig) -> N
                     _diff_el(x, y, num, out, key)
                     last_kept = x
                 else:
-                    out.append(f"replace {num[id(x)]} {_q(str(y))}")
+                    out.append(f"replace {num[id(x)]} {quote(str(y))}")
             continue
         for x in ka[i1:i2]:
             out.append(f"remove {num[id(x)]}")
         if j2 > j1:
             html = "".join(str(y) for y in kb[j1:j2])
             if last_kept is not None:
-                out.append(f"after {num[id(last_kept)]} {_q(html)}")
+                out.append(f"after {num[id(last_kept)]} {quote(html)}")
             else:
-                out.append(f"prepend {n} {_q(html)}")
+                out.append(f"prepend {n} {quote(html)}")
 
 
 def _class_line(n: int, before: str, after: str) -> str | None:
@@ -418,7 +451,7 @@ def _class_line(n: int, before: str, after: str) -> str | None:
         return None
     changes = [f"-{c}" for c in a if c not in b] + [f"+{c}" for c in b if c not in a]
     kept = [c for c in a if c in b]
-    whole = f"attr {n} class {_q(after)}"
+    whole = f"attr {n} class {quote(after)}"
     if kept != [c for c in b if c in a]:  # the kept classes changed order
         return whole
     short = f"class {n} {' '.join(changes)}"
@@ -443,16 +476,17 @@ def _diff_css(a: Tag | None, b: Tag | None, out: list[str]) -> None:
         if i2 > i1:
             out.append(f"css-del {i1} {i2 - i1}")
         for line in lb[j1:j2]:
-            out.append(f"css-ins {i2 if tag == 'replace' else i1} {_q(line)}")
+            out.append(f"css-ins {i2 if tag == 'replace' else i1} {quote(line)}")
 
 
 def diff(current: str, nxt: str) -> str:
     """The edit that turns `current` into `nxt` (empty when they are the same document)."""
     if current == nxt:
         return ""
-    whole = f"screen {_q(nxt)}"
+    whole = f"screen {quote(nxt)}"
     try:
-        sa, sb = _soup(current), _soup(nxt)
+        da, db = Doc.of(current), Doc.of(nxt)  # read only
+        sa, sb = da.soup, db.soup
         if sa.body is None or sb.body is None:
             return whole
         head_a = [
@@ -464,8 +498,8 @@ def diff(current: str, nxt: str) -> str:
         if head_a != head_b or (sa.html and sb.html and _attrs(sa.html) != _attrs(sb.html)):
             return whole
         css: list[str] = []
-        _diff_css(_stylesheet(sa), _stylesheet(sb), css)
-        num = {id(el): i for i, el in enumerate(_numbered(sa))}
+        _diff_css(da.stylesheet, db.stylesheet, css)
+        num = {id(el): i for i, el in enumerate(da.elements)}
     except (_Whole, RecursionError):
         return whole
     best = whole

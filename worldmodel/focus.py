@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .edit import _numbered, _soup
+from .doc import Doc
 from .types import Query
 
 # the action types whose point (or focus) names the element they act on
@@ -38,7 +38,7 @@ def point_targets(renderer, items) -> list[int | None]:
         n = None
         if not isinstance(hits, Exception) and hits and hits[0] is not None:
             k, tag = hits[0]
-            els = _numbered(_soup(html))
+            els = Doc.of(html).elements
             if 0 <= k < len(els) and els[k].name == tag:  # the browser and bs4 numbered alike
                 n = k
         out.append(n)
@@ -47,7 +47,7 @@ def point_targets(renderer, items) -> list[int | None]:
 
 def focused_number(html: str) -> int | None:
     """The element the capture marked as focused (`wm-focus`), if any."""
-    for i, el in enumerate(_numbered(_soup(html))):
+    for i, el in enumerate(Doc.of(html).elements):
         if FOCUS_CLASS in el.get("class", []):
             return i
     return None
@@ -85,7 +85,7 @@ def focus_header(html: str, n: int | None) -> str:
     """One line naming the target element: its number, opening tag and its ancestors' numbers."""
     if n is None:
         return "Action target: none found (no element under the action, or no focused element)."
-    els = _numbered(_soup(html))
+    els = Doc.of(html).elements
     if not 0 <= n < len(els):
         return "Action target: none found."
     el = els[n]

@@ -13,10 +13,12 @@ dropped; an edit with none left is empty, which is copy.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from bs4 import Tag
 
-from .edit import OPS, EditError, _args, _numbered, _q, _soup, _stylesheet, try_apply
+from .doc import Doc
+from .edit import EditError, EditOp, apply, edit_lines, parse_line, quote
 from .focus import STATE_CLASS, own_text
 
 MAX_REPAIRS = 8
@@ -27,14 +29,14 @@ def _sig(el: Tag) -> tuple:
     return (el.name, el.get("id", ""), cls, own_text(el)[:60])
 
 
-def _physics(op: str, args: list, el: Tag) -> bool:
+def _physics(e: EditOp, el: Tag) -> bool:
     """A line that only repeats what the browser does to the element an action touches."""
-    if _state_only(op, args, el):
+    if _state_only(e, el):
         return True
     return (
-        op in ("attr", "unattr")
-        and len(args) > 1
-        and str(args[1]) in ("value", "checked", "selected", "style")
+        e.op in ("attr", "unattr")
+        and len(e.args) > 0
+        and str(e.args[0]) in ("value", "checked", "selected", "style")
     )
 
 
@@ -47,14 +49,15 @@ def _unringed(style: str) -> list[str]:
     return sorted(d for d in decls if not _RING.match(d.partition(":")[0].strip().lower()))
 
 
-def _state_only(op: str, args: list, el: Tag) -> bool:
+def _state_only(e: EditOp, el: Tag) -> bool:
     """A line that only moves the browser's own state markers on `el` (the capture's wm-* hover,
     focus and active classes, its focus ring), which no app's script writes."""
-    if op == "class":
-        return len(args) > 1 and all(STATE_CLASS.match(str(c)[1:]) for c in args[1:])
-    if op not in ("attr", "unattr") or len(args) < 2:
+    args = e.args
+    if e.op == "class":
+        return len(args) > 0 and all(STATE_CLASS.match(str(c)[1:]) for c in args)
+    if e.op not in ("attr", "unattr") or len(args) < 1:
         return False
-    name, value = str(args[1]), str(args[2]) if len(args) > 2 else ""
+    name, value = str(args[0]), str(args[1]) if len(args) > 1 else ""
     if name == "data-wm-ring":
         return True
     if name == "class":
@@ -72,17 +75,16 @@ def reaction(edit: str, html: str) -> str:
     lines are the two runs' difference, not anything the app did."""
     if not edit or not html:
         return edit
-    els = _numbered(_soup(html))
+    els = Doc.of(html).elements
     out = []
     for k, line in enumerate(edit.splitlines(), 1):
-        op, _, rest = line.strip().partition(" ")
-        if op in ("class", "attr", "unattr"):
-            try:
-                args = _args(rest, k, line)
-                n = int(args[0])
-            except (EditError, ValueError, IndexError):
-                args, n = [], -1
-            if 0 <= n < len(els) and _state_only(op, args, els[n]):
+        try:
+            e = parse_line(line, k)
+        except EditError:
+            e = None
+        if e is not None and e.op in ("class", "attr", "unattr"):
+            n = -1 if e.number is None else e.number
+            if 0 <= n < len(els) and _state_only(e, els[n]):
                 continue
         out.append(line)
     return "\n".join(out)
@@ -126,43 +128,45 @@ def transplant(
     text = (edit or "").strip()
     if not text or text.startswith("<") or text.startswith("screen "):
         return ""  # a whole other screen is not a change to this one
-    sa, sb = _soup(src_html), _soup(dst_html)
-    src, dst = _numbered(sa), _numbered(sb)
+    da, db = Doc.of(src_html), Doc.of(dst_html)  # read only
+    src, dst = da.elements, db.elements
     dst_sigs = [_sig(e) for e in dst]
-    sheet_a, sheet_b = _stylesheet(sa), _stylesheet(sb)
+    sheet_a, sheet_b = da.stylesheet, db.stylesheet
     lines_a = (sheet_a.string or "").split("\n") if sheet_a is not None else []
     lines_b = (sheet_b.string or "").split("\n") if sheet_b is not None else []
     anchors = dict(anchors or {})
     swap = bool(text_from) and text_to is not None and text_from != text_to
     out = []
-    for k, line in enumerate(text.splitlines(), 1):
-        op, _, rest = line.strip().partition(" ")
-        if op not in OPS:
-            continue
+    for k, line in edit_lines(text):
         try:
-            args = _args(rest, k, line)
+            e = parse_line(line, k)
         except EditError:
             continue
+        op, num, args = e.op, e.number, list(e.args)
         typed_into = False
-        if op == "attr" and len(args) == 3 and args[1] == "value" and text_from and text_to is not None:
+        if op == "attr" and len(args) == 2 and args[0] == "value" and text_from and text_to is not None:
             try:
-                before = src[int(args[0])].get("value", "")
-            except (ValueError, IndexError):
+                before = src[num].get("value", "") if num is not None else None
+            except IndexError:
                 before = None
             # typing appends: this screen's field gets this action's text after what it holds
-            typed_into = before is not None and args[2] == before + text_from
+            typed_into = before is not None and args[1] == before + text_from
         if swap and not typed_into:
             args = [
                 a.replace(text_from, text_to) if isinstance(a, str) and not a.isdigit() else a for a in args
             ]
+        if num is None:
+            continue
         if op == "css-del":
-            at, count = int(args[0]), int(args[1]) if len(args) > 1 else 1
+            at, count = num, int(args[0]) if args and str(args[0]).isdigit() else 1
             for rule in lines_a[at : at + count]:
                 if rule in lines_b:
                     out.append(f"css-del {lines_b.index(rule)} 1")
             continue
         if op == "css-ins":
-            at, rule = int(args[0]), str(args[1])
+            if not args:
+                continue
+            at, rule = num, str(args[0])
             # A rule goes in only beside the line it went in beside there: a screen styled by
             # the same sheet. Another app's rule pasted into this app's sheet styles what this
             # app's author never wrote for (a dark theme's rule turned a whole page dark).
@@ -173,34 +177,31 @@ def transplant(
             else:
                 continue
             if rule not in lines_b:
-                out.append(f"css-ins {where} {_q(rule)}")
+                out.append(f"css-ins {where} {quote(rule)}")
             continue
-        try:
-            n = _home(int(args[0]), src, dst_sigs, anchors)
-        except (ValueError, IndexError):
-            continue
+        n = _home(num, src, dst_sigs, anchors)
         if n is None:
             continue
-        if reaction_only and _physics(op, args, dst[n]):
+        if reaction_only and _physics(replace(e, args=tuple(args)), dst[n]):
             continue
         if op == "remove":
             out.append(f"remove {n}")
-        elif op == "class" and len(args) > 1:
-            out.append(f"class {n} {' '.join(str(c) for c in args[1:])}")
-        elif op == "unattr" and len(args) == 2:
-            out.append(f"unattr {n} {args[1]}")
-        elif op == "attr" and len(args) == 3:
-            value = dst[n].get("value", "") + text_to if typed_into else str(args[2])
-            out.append(f"attr {n} {args[1]} {_q(value)}")
-        elif len(args) == 2 and isinstance(args[1], str):
-            out.append(f"{op} {n} {_q(args[1])}")
+        elif op == "class" and len(args) > 0:
+            out.append(f"class {n} {' '.join(str(c) for c in args)}")
+        elif op == "unattr" and len(args) == 1:
+            out.append(f"unattr {n} {args[0]}")
+        elif op == "attr" and len(args) == 2:
+            value = dst[n].get("value", "") + text_to if typed_into else str(args[1])
+            out.append(f"attr {n} {args[0]} {quote(value)}")
+        elif len(args) == 1 and isinstance(args[0], str):
+            out.append(f"{op} {n} {quote(args[0])}")
     # drop lines the current screen cannot take (e.g. two that found the same home), one at a time
     for _ in range(MAX_REPAIRS):
-        _, err = try_apply(dst_html, "\n".join(out))
-        if err is None:
+        try:
+            apply(dst_html, "\n".join(out))
             return "\n".join(out)
-        m = re.search(r"edit line (\d+)", err)
-        if not m:
+        except EditError as e:
+            del out[e.line_no - 1]
+        except Exception:  # noqa: BLE001 - a parser corner case: nothing carries over
             return ""
-        del out[int(m.group(1)) - 1]
     return ""

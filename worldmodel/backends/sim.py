@@ -18,7 +18,8 @@ import re
 
 from render import Renderer, RenderError
 
-from ..edit import OPS, _soup, _stylesheet, diff, try_apply
+from ..doc import Doc
+from ..edit import OPS, diff, try_apply
 from ..focus import FOCUS_CLASS, STATE_CLASS
 from ..types import DIRECTION_VECTORS, Action, Completion, Query
 from .copy import CopyBackend
@@ -71,7 +72,7 @@ def as_edit_of(current: str, captured: str) -> str:
     or its change is a whole other document."""
     if not current or not captured:
         return captured
-    sheet, again = _stylesheet(_soup(current)), _stylesheet(_soup(captured))
+    sheet, again = Doc.of(current).stylesheet, Doc.of(captured).stylesheet
     rules = (sheet.string or "") if sheet is not None else ""
     known = {_rule_key(r) for r in rules.split("\n")}
     if again is not None and any(
