@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from render.capture import CAPTURE_JS, CAPTURE_OPTIONS
+from render.interact import action_events
 from render.sandbox import CHROMIUM_ARGS, chromium_path
-from worldmodel.types import DIRECTION_VECTORS, Action, Screen, Transition
+from worldmodel.types import Action, Screen, Transition
 
 from .apps import ORIGIN, AppSpec, router
 from .snapshot import SNAPSHOT_JS
@@ -203,43 +204,37 @@ def leaves_app(href: str, app: AppSpec) -> bool:
 
 
 def perform(page, action: Action, scale: float = 1.0) -> None:
-    """Carry out an action on a live page (device pixels in, CSS pixels to the browser)."""
+    """Carry out an action on a live page (device pixels in, CSS pixels to the browser): the
+    input events render/interact.py maps it to, played with Playwright's mouse and keyboard."""
+    vp = page.viewport_size or {"width": 0, "height": 0}
     m = page.mouse
-    x = None if action.x is None else action.x / scale
-    y = None if action.y is None else action.y / scale
-    t = action.type
-    if t == "tap":
-        m.click(x, y)
-    elif t == "long_press":
-        m.move(x, y)
-        m.down()
-        page.wait_for_timeout(700)
-        m.up()
-    elif t in ("swipe", "scroll"):
-        cx = x if x is not None else page.viewport_size["width"] / 2
-        cy = y if y is not None else page.viewport_size["height"] / 2
-        fd = action.finger_direction
-        dx, dy = DIRECTION_VECTORS[fd]
-        if t == "scroll":
-            m.move(cx, cy)
-            m.wheel(-dx * 300, -dy * 300)  # the view travels against the finger
-        else:
-            m.move(cx, cy)
+    for ev in action_events(action, scale, vp["width"], vp["height"]):
+        kind = ev[0]
+        if kind == "click":
+            m.click(ev[1], ev[2])
+        elif kind == "press":
+            m.move(ev[1], ev[2])
             m.down()
-            m.move(cx + dx * 150, cy + dy * 150, steps=8)
+            page.wait_for_timeout(ev[3])
             m.up()
-    elif t == "type":
-        if x is not None and y is not None:
-            m.click(x, y)
-        page.keyboard.type(action.text, delay=5)
-    elif t == "key":
-        page.keyboard.press(action.key)
-    elif t == "back":
-        # Apps that model a phone expose a system Back; a plain web page has none to press.
-        page.evaluate("window.wmSystem ? wmSystem.back() : null")
-    elif t == "home":
-        page.evaluate("window.wmSystem ? wmSystem.home() : null")
-    elif t == "open_app":
-        page.evaluate("(n) => window.wmSystem ? wmSystem.openApp(n) : false", action.app)
-    elif t == "wait":
-        page.wait_for_timeout(1000)
+        elif kind == "wheel":
+            m.move(ev[1], ev[2])
+            m.wheel(ev[3], ev[4])
+        elif kind == "drag":
+            _, x, y, dx, dy = ev
+            m.move(x, y)
+            m.down()
+            m.move(x + dx, y + dy, steps=8)
+            m.up()
+        elif kind == "type":
+            page.keyboard.type(ev[1], delay=5)
+        elif kind == "key":
+            page.keyboard.press(ev[1])
+        elif kind == "system":
+            # Apps that model a phone expose a system Back; a plain web page has none to press.
+            if ev[1] == "open_app":
+                page.evaluate("(n) => window.wmSystem ? wmSystem.openApp(n) : false", ev[2])
+            else:
+                page.evaluate(f"window.wmSystem ? wmSystem.{ev[1]}() : null")
+        elif kind == "wait":
+            page.wait_for_timeout(ev[1])

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup
 
+from render.capture import FOCUS_CLASS
 from render.metrics import visible_text
 from worldmodel.types import Action, Prediction, Screen
 
@@ -67,7 +68,7 @@ class TaskState:
             elif typ in ("checkbox", "radio"):
                 key = (label or el.get("value") or el.get("id") or f"#{len(st.checked)}").strip().lower()
                 st.checked[key] = el.has_attr("checked")
-        focused = soup.select(".wm-focus")
+        focused = soup.select(f".{FOCUS_CLASS}")
         if focused:
             f = focused[-1]
             st.focus = f"{f.name}#{f.get('id') or ''}"

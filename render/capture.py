@@ -24,7 +24,48 @@ render layer because two stages use it: the recorder (corpus) captures live apps
 world model re-captures a captured screen after acting on it, so a capture of a capture must be
 stable: the existing `#screen` is kept (not wrapped again), stale state classes and focus rings
 are dropped before the current ones are written, and a new scroll adds to an earlier one.
+
+The names of the state classes and of the focus-ring marker are written once, below; the
+capture's own script, the sim's (render/interact.py), compaction (render/compact.py) and every
+Python reader (worldmodel/focus.py, transplant, the sim backend, planning's progress scorer)
+take them from here.
 """
+
+import json
+import re
+
+# The classes the capture writes for state a static document cannot have, by the pseudo-class
+# they stand for (the order is the rewrite's: `:focus-visible` before `:focus`).
+HOVER_CLASS = "wm-hover"
+FOCUS_CLASS = "wm-focus"  # the focused element's own; the sim gives focus back from it
+FOCUS_VISIBLE_CLASS = "wm-focus-visible"
+FOCUS_WITHIN_CLASS = "wm-focus-within"
+TARGET_CLASS = "wm-target"
+STATE_OF_PSEUDO = (
+    (":hover", HOVER_CLASS),
+    (":focus-visible", FOCUS_VISIBLE_CLASS),
+    (":focus-within", FOCUS_WITHIN_CLASS),
+    (":focus", FOCUS_CLASS),
+    (":target", TARGET_CLASS),
+)
+STATE_CLASSES = tuple(c for _, c in STATE_OF_PSEUDO)
+STATE_PREFIX = "wm-"
+STATE_CLASS = re.compile("^" + re.escape(STATE_PREFIX))  # matches the name of any state class
+# the attribute marking a focus ring the capture drew as an inline outline
+RING_ATTR = "data-wm-ring"
+
+
+def with_state_names(js: str) -> str:
+    """A script with the state names filled in: __WM_STATE__ (the [pseudo, class] pairs),
+    __WM_FOCUS__, __WM_HOVER__, __WM_PREFIX__ and __WM_RING__ (as JavaScript strings)."""
+    return (
+        js.replace("__WM_STATE__", json.dumps([list(p) for p in STATE_OF_PSEUDO]))
+        .replace("__WM_FOCUS__", json.dumps(FOCUS_CLASS))
+        .replace("__WM_HOVER__", json.dumps(HOVER_CLASS))
+        .replace("__WM_PREFIX__", json.dumps(STATE_PREFIX))
+        .replace("__WM_RING__", json.dumps(RING_ATTR))
+    )
+
 
 CAPTURE_JS = r"""async (opts) => {
   const MAX_RESOURCE = opts.maxResource, MAX_TOTAL = opts.maxTotal;
@@ -73,8 +114,7 @@ CAPTURE_JS = r"""async (opts) => {
   };
 
   // ---- interaction state as classes ------------------------------------------------------
-  const STATE = [[':hover', 'wm-hover'], [':focus-visible', 'wm-focus-visible'],
-                 [':focus-within', 'wm-focus-within'], [':focus', 'wm-focus'], [':target', 'wm-target']];
+  const STATE = __WM_STATE__;
   const STATE_CLASSES = STATE.map(([, c]) => c);
   const STATE_CLASS_RE = new RegExp('\\.(' + STATE_CLASSES.join('|') + ')(?![-\\w])', 'g');
   // a capture being captured again: its body is just the contract's #screen
@@ -224,10 +264,10 @@ CAPTURE_JS = r"""async (opts) => {
       for (const c of STATE_CLASSES) node.classList.remove(c);
       if (node.getAttribute('class') === '') node.removeAttribute('class');
     }
-    if (node.hasAttribute && node.hasAttribute('data-wm-ring')) {  // an earlier capture's focus ring
+    if (node.hasAttribute && node.hasAttribute(__WM_RING__)) {  // an earlier capture's focus ring
       node.style.removeProperty('outline');
       node.style.removeProperty('outline-offset');
-      node.removeAttribute('data-wm-ring');
+      node.removeAttribute(__WM_RING__);
       if (node.getAttribute('style') === '') node.removeAttribute('style');
     }
     const state = stateOf.get(el);
@@ -238,7 +278,7 @@ CAPTURE_JS = r"""async (opts) => {
       if (cs.outlineStyle !== 'none') {
         node.style.setProperty('outline', `${cs.outlineColor} ${cs.outlineStyle} ${cs.outlineWidth}`);
         node.style.setProperty('outline-offset', cs.outlineOffset);
-        node.setAttribute('data-wm-ring', '');
+        node.setAttribute(__WM_RING__, '');
       }
     }
     if (tag === 'IMG') node.setAttribute('src', await imgURL(el));
@@ -282,6 +322,7 @@ CAPTURE_JS = r"""async (opts) => {
     '<style>' + css.replace(/<\/style/gi, '<\\/style') + '</style></head>';
   return doctype + `<html${htmlAttrs}>` + head + body.outerHTML + '</html>';
 }"""
+CAPTURE_JS = with_state_names(CAPTURE_JS)
 
 # Per inlined resource and per screen: fonts and textures up to these sizes travel as data URLs.
 MAX_RESOURCE_BYTES = 400_000

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from .capture import with_state_names
+
 # Runs in an isolated world; returns the compacted document or null when nothing changed.
 COMPACT_JS = r"""(() => {
   const W = innerWidth, H = innerHeight;
@@ -43,7 +45,7 @@ COMPACT_JS = r"""(() => {
   // focused element's own `wm-focus` stays: the sim gives focus back from it
   for (const el of document.querySelectorAll('[class]')) {
     for (const c of [...el.classList]) {
-      if (c.startsWith('wm-') && c !== 'wm-focus' && !css.includes('.' + c)) { el.classList.remove(c); changed = true; }
+      if (c.startsWith(__WM_PREFIX__) && c !== __WM_FOCUS__ && !css.includes('.' + c)) { el.classList.remove(c); changed = true; }
     }
     if (!el.classList.length) { el.removeAttribute('class'); changed = true; }
   }
@@ -51,6 +53,7 @@ COMPACT_JS = r"""(() => {
   const dt = document.doctype ? '<!DOCTYPE html>' : '';
   return dt + document.documentElement.outerHTML;
 })()"""
+COMPACT_JS = with_state_names(COMPACT_JS)
 
 _STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.S | re.I)
 _TOKENS = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|url\([^)]*\))|[{}]""")

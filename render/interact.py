@@ -26,9 +26,91 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .capture import CAPTURE_JS, CAPTURE_OPTIONS
+from .capture import CAPTURE_JS, CAPTURE_OPTIONS, with_state_names
 
 OPS = ("click", "hover", "type", "key", "scroll")
+
+# ---- an action as input events: the one mapping the recorder and the sim both use --------------
+# Which way the finger moves for each direction (x right, y down).
+DIRECTION_VECTORS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
+# How far the view travels for a scroll (a wheel) and the finger for a swipe (a drag), in CSS
+# pixels; how long a long press holds and a wait waits, in milliseconds.
+SCROLL_PX = 300
+SWIPE_PX = 150
+LONG_PRESS_MS = 700
+WAIT_MS = 1000
+
+
+def action_events(action, scale: float, width: float, height: float) -> list[tuple]:
+    """The input events (CSS pixels) that carry out `action` on a page `width` x `height`:
+
+        ("click", x, y)              press and release the primary button
+        ("press", x, y, ms)          hold the button down `ms` (a long press)
+        ("wheel", x, y, dx, dy)      the wheel under (x, y): the view travels (dx, dy)
+        ("drag", x, y, dx, dy)       a finger down at (x, y) moving (dx, dy), then up (a swipe)
+        ("type", text)               keys typed into whatever has focus
+        ("key", name)                one key by its Playwright name
+        ("system", name, arg)        what only the system does: back, home, open_app (arg: the app)
+        ("wait", ms)
+
+    `action` is any object with the world model's Action fields (type, x, y in device pixels,
+    finger_direction, text, key, app); `scale` is the screen's device scale factor. The recorder
+    (corpus/recorder.py `perform`) plays these on a live page; the sim plays what a page with
+    scripts off makes of them (`sim_ops`)."""
+    x = None if action.x is None else action.x / scale
+    y = None if action.y is None else action.y / scale
+    t = action.type
+    if t == "tap":
+        return [("click", x, y)]
+    if t == "long_press":
+        return [("press", x, y, LONG_PRESS_MS)]
+    if t in ("scroll", "swipe"):
+        dx, dy = DIRECTION_VECTORS[action.finger_direction]
+        cx = width / 2 if x is None else x
+        cy = height / 2 if y is None else y
+        if t == "scroll":
+            return [
+                ("wheel", cx, cy, -dx * SCROLL_PX, -dy * SCROLL_PX)
+            ]  # the view travels against the finger
+        return [("drag", cx, cy, dx * SWIPE_PX, dy * SWIPE_PX)]
+    if t == "type":
+        ops = [("click", x, y)] if x is not None and y is not None else []
+        return ops + [("type", action.text or "")]
+    if t == "key":
+        return [("key", action.key or "Enter")]
+    if t in ("back", "home", "open_app"):
+        return [("system", t, getattr(action, "app", None))]
+    if t == "wait":
+        return [("wait", WAIT_MS)]
+    raise ValueError(f"no input events for an action of type {t!r}")
+
+
+def sim_ops(events: list[tuple]) -> tuple[list[tuple], str]:
+    """What a page with its scripts off makes of `events`: the operations `run_ops` performs
+    (OPS above) and a note for what it cannot do (no operations at all for what only the app or
+    the system could change: the page stays as it is)."""
+    ops, notes = [], []
+    for ev in events:
+        kind = ev[0]
+        if kind == "click":
+            ops.append(ev)
+        elif kind == "press":
+            ops.append(("hover", ev[1], ev[2]))
+            notes.append("a long press has no effect a browser makes without the app's scripts")
+        elif kind == "wheel":
+            ops.append(("scroll", *ev[1:]))
+        elif kind == "drag":  # the box under the finger moves with it: the view travels against it
+            _, x, y, dx, dy = ev
+            ops.append(("scroll", x, y, -dx, -dy))
+        elif kind in ("type", "key"):
+            ops.append(ev)
+        else:
+            what = ev[1] if kind == "system" else kind
+            return (
+                [],
+                f"{what}: the sim leaves the page as it is (only the app or the system could change it)",
+            )
+    return ops, "; ".join(notes)
 
 
 @dataclass
@@ -62,16 +144,17 @@ _PREPARE_JS = """(() => {
     try { url = new URL(a.getAttribute('href'), document.baseURI).href; } catch (e) {}
     if (url.split('#')[0] !== here) { a.setAttribute('data-wm-href', a.getAttribute('href')); a.removeAttribute('href'); }
   }
-  const focused = [...document.querySelectorAll('.wm-focus')].pop();
+  const focused = [...document.querySelectorAll('.' + __WM_FOCUS__)].pop();
   if (focused && focused.focus) {
     focused.focus({preventScroll: true});
     try { const n = (focused.value || '').length; focused.setSelectionRange(n, n); } catch (e) {}
   }
-  const hovered = [...document.querySelectorAll('.wm-hover')].pop();
+  const hovered = [...document.querySelectorAll('.' + __WM_HOVER__)].pop();
   if (!hovered) return null;
   const r = hovered.getBoundingClientRect();
   return r.width && r.height ? [r.left + r.width / 2, r.top + r.height / 2] : null;
 })()"""
+_PREPARE_JS = with_state_names(_PREPARE_JS)
 
 _RESTORE_JS = """(() => {
   for (const a of document.querySelectorAll('[data-wm-href]')) {

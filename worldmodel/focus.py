@@ -13,14 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from render.capture import FOCUS_CLASS, STATE_CLASS
+
 from .doc import Doc
 from .types import Query
 
 # the action types whose point (or focus) names the element they act on
 POINTED = ("tap", "long_press", "type", "swipe", "scroll")
-STATE_CLASS = re.compile(r"^wm-")
-# The capture's class on the focused element (render/capture.py); the sim gives focus back from it.
-FOCUS_CLASS = "wm-focus"
 MAX_TAG_CHARS = 160  # of the target's opening tag, in the prompt's header
 
 

@@ -17,9 +17,11 @@ from dataclasses import replace
 
 from bs4 import Tag
 
+from render.capture import RING_ATTR, STATE_CLASS
+
 from .doc import Doc
 from .edit import EditError, EditOp, apply, edit_lines, parse_line, quote
-from .focus import STATE_CLASS, own_text
+from .focus import own_text
 
 MAX_REPAIRS = 8
 
@@ -58,7 +60,7 @@ def _state_only(e: EditOp, el: Tag) -> bool:
     if e.op not in ("attr", "unattr") or len(args) < 1:
         return False
     name, value = str(args[0]), str(args[1]) if len(args) > 1 else ""
-    if name == "data-wm-ring":
+    if name == RING_ATTR:
         return True
     if name == "class":
         keep = lambda v: sorted(c for c in str(v).split() if not STATE_CLASS.match(c))  # noqa: E731

@@ -16,6 +16,9 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+# Screen-space unit vector of each direction (y grows downwards), written once with the action ->
+# input events mapping (render/interact.py); re-exported.
+from render.interact import DIRECTION_VECTORS  # noqa: F401
 from render.renderer import read_html  # noqa: F401 - re-exported: the one HTML-file reader
 
 ACTION_TYPES = (
@@ -31,8 +34,6 @@ ACTION_TYPES = (
     "wait",
 )
 DIRECTIONS = ("up", "down", "left", "right")
-# Screen-space unit vector of each direction (y grows downwards).
-DIRECTION_VECTORS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 _ALIASES = {
     "click": "tap",
     "long_click": "long_press",

@@ -17,39 +17,19 @@ import json
 import re
 
 from render import Renderer, RenderError
+from render.capture import FOCUS_CLASS, STATE_CLASS
+from render.interact import action_events, sim_ops
 
 from ..doc import Doc
 from ..edit import OPS, diff, try_apply
-from ..focus import FOCUS_CLASS, STATE_CLASS
-from ..types import DIRECTION_VECTORS, Action, Completion, Query
+from ..types import Action, Completion, Query
 from .copy import CopyBackend
-
-# How far the view travels, in CSS pixels: what the recorder's wheel and drag move a real page.
-SCROLL_PX = 300
-SWIPE_PX = 150
 
 
 def action_ops(action: Action, scale: float, width: int, height: int) -> tuple[list[tuple], str]:
-    """The input operations (CSS pixels) that carry out `action`, and a note when it has none."""
-    x = None if action.x is None else action.x / scale
-    y = None if action.y is None else action.y / scale
-    t = action.type
-    if t == "tap":
-        return [("click", x, y)], ""
-    if t == "long_press":
-        return [("hover", x, y)], "a long press has no effect a browser makes without the app's scripts"
-    if t in ("scroll", "swipe"):
-        dx, dy = DIRECTION_VECTORS[action.finger_direction]
-        dist = SCROLL_PX if t == "scroll" else SWIPE_PX
-        cx = width / 2 if x is None else x
-        cy = height / 2 if y is None else y
-        return [("scroll", cx, cy, -dx * dist, -dy * dist)], ""  # the view travels against the finger
-    if t == "type":
-        ops = [("click", x, y)] if x is not None and y is not None else []
-        return ops + [("type", action.text or "")], ""
-    if t == "key":
-        return [("key", action.key or "Enter")], ""
-    return [], f"{t}: the sim leaves the page as it is (only the app or the system could change it)"
+    """The input operations (CSS pixels) that carry out `action`, and a note when it has none: the
+    one action -> input events mapping (render/interact.py), as a page with scripts off takes it."""
+    return sim_ops(action_events(action, scale, width, height))
 
 
 def _rule_key(rule: str) -> str:
