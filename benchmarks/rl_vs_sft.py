@@ -27,13 +27,13 @@ from training.config import preset
 from training.data import simulated, to_examples
 from training.rewards import ActionReward, FormatReward, SemanticReward
 from training.train import (
-    _load,
-    _save,
     completion_budget,
     grpo_examples,
     init_checkpoint,
+    load_trained,
     run_grpo,
     run_sft,
+    save_checkpoint,
     sft_examples,
     training_examples,
 )
@@ -104,11 +104,11 @@ def main():
     t0 = time.perf_counter()
     if args.base:
         base = Path(args.base)
-        proc = _load(base, cfg)[1]
+        proc = load_trained(base, cfg)[1]
     else:
-        model, proc = _load(init_checkpoint(cfg, dd["train"]), cfg)
+        model, proc = load_trained(init_checkpoint(cfg, dd["train"]), cfg)
         trainer, _ = run_sft(cfg, model, proc, imitate, args.sft_steps, out / "base")
-        base = _save(trainer, proc, out / "base" / "final", cfg)
+        base = save_checkpoint(trainer, proc, out / "base" / "final", cfg)
     t_base = time.perf_counter() - t0
     if edit:
         cfg = replace(cfg, max_completion_length=completion_budget(imitate, proc.tokenizer, cfg))
@@ -127,17 +127,17 @@ def main():
     with Renderer() as r:
         figures["sft_base"] = score(base, cfg, test, r, args.max_new_tokens)
         for n in args.extra_steps:
-            model, proc = _load(base, cfg)
+            model, proc = load_trained(base, cfg)
             t0 = time.perf_counter()
             tr, _ = run_sft(
                 replace(cfg, sft_lr=cfg.sft_lr / 4), model, proc, imitate, n, out / f"more_sft_{n}"
             )
-            sft = _save(tr, proc, out / f"more_sft_{n}" / "final", cfg)
+            sft = save_checkpoint(tr, proc, out / f"more_sft_{n}" / "final", cfg)
             t_sft = time.perf_counter() - t0
-            model, proc = _load(base, cfg)
+            model, proc = load_trained(base, cfg)
             t0 = time.perf_counter()
             tr, _ = run_grpo(cfg, model, proc, grpo_examples(examples), n, out / f"grpo_{n}", renderer=r)
-            rl = _save(tr, proc, out / f"grpo_{n}" / "final", cfg)
+            rl = save_checkpoint(tr, proc, out / f"grpo_{n}" / "final", cfg)
             t_rl = time.perf_counter() - t0
             figures[f"sft_plus_sft_{n}"] = score(sft, cfg, test, r, args.max_new_tokens)
             figures[f"sft_plus_grpo_{n}"] = score(rl, cfg, test, r, args.max_new_tokens)

@@ -23,12 +23,12 @@ from worldmodel.dataset import (  # noqa: F401 - the corpus stage's readers, re-
     DEFAULT_CORPUS,
     SPLITS,
     CorpusError,
-    _pid_alive,
     features,
     from_row,
     iter_transitions,
     leftovers,
     load_corpus,
+    pid_alive,
     to_row,
 )
 from worldmodel.types import Transition
@@ -149,17 +149,17 @@ def clean_leftovers(out: Path) -> list[Path]:
     removed = []
     if not out.exists() and not out.is_symlink():
         for q, kind, pid in leftovers(out):
-            if kind == "tmp" and not _pid_alive(pid) and (q / COMPLETE_MARK).is_file():
+            if kind == "tmp" and not pid_alive(pid) and (q / COMPLETE_MARK).is_file():
                 q.rename(out)  # the new corpus was complete: finish the swap
                 break
         else:
             for q, kind, pid in leftovers(out):
-                if kind == "old" and not _pid_alive(pid) and (q / COMPLETE_MARK).is_file():
+                if kind == "old" and not pid_alive(pid) and (q / COMPLETE_MARK).is_file():
                     q.rename(out)
                     break
     current = out.resolve() if out.is_symlink() else None
     for q, _kind, pid in leftovers(out):
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             shutil.rmtree(q, ignore_errors=True)
             removed.append(q)
     prefix = _VERSION_PREFIX.format(name=out.name)
@@ -168,12 +168,12 @@ def clean_leftovers(out: Path) -> list[Path]:
         for q in out.parent.iterdir():
             if q.name.startswith(f".{out.name}.link-") and q.is_symlink():
                 pid = q.name.rsplit("-", 1)[-1]
-                if pid.isdigit() and not _pid_alive(int(pid)):
+                if pid.isdigit() and not pid_alive(int(pid)):
                     q.unlink()
             if not q.name.startswith(prefix) or q == current:
                 continue
             pid = q.name.rsplit("-", 1)[-1]
-            dead = pid.isdigit() and not _pid_alive(int(pid))
+            dead = pid.isdigit() and not pid_alive(int(pid))
             # a version older than the one in use was superseded (its saver died before removing it)
             superseded = cur_stamp is not None and (_stamp(q.name) or 0) < cur_stamp
             if dead or superseded:

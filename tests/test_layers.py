@@ -48,3 +48,52 @@ def test_readme_python_needs_only_the_worldmodel_package():
                 assert node.module == "worldmodel", node.module
             elif isinstance(node, ast.Import):
                 assert all(a.name == "worldmodel" for a in node.names)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_uses(path: Path) -> list[str]:
+    """Another module's private (_underscore) names this file imports or reads off an imported
+    module: `from m import _x`, and `m._x` where `m` was imported as a module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    bad, modules = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                modules.add(a.asname or a.name.split(".")[0])
+                bad += [f"import {a.name}"] if any(_private(p) for p in a.name.split(".")) else []
+        elif isinstance(node, ast.ImportFrom):
+            mod = "." * node.level + (node.module or "")
+            for a in node.names:
+                if _private(a.name):
+                    bad.append(f"from {mod} import {a.name}")
+                else:
+                    modules.add(a.asname or a.name)  # maybe a module (`from . import edit`)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and _private(node.attr)
+        ):
+            bad.append(f"{node.value.id}.{node.attr}")
+    return bad
+
+
+def test_no_module_imports_another_modules_private_name():
+    bad = []
+    for pkg in LAYER:
+        for f in sorted((ROOT / pkg).rglob("*.py")):
+            bad += [f"{f.relative_to(ROOT)}: {b}" for b in _private_uses(f)]
+    assert bad == []
+
+
+def test_the_private_name_checker_sees_each_form(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text(
+        "from .edit import _soup, diff\nfrom worldmodel import edit\nimport render.metrics as rm\n"
+        "def g():\n    return edit._numbered(rm._pair(1, 2)), diff, edit.apply, __name__\n"
+    )
+    assert sorted(_private_uses(f)) == ["edit._numbered", "from .edit import _soup", "rm._pair"]

@@ -307,3 +307,8 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     (out / "figures.json").write_text(json.dumps(figures, indent=2))
     echo(f"saved {final}: {json.dumps(figures)}")
     return final
+
+
+# Public names for what benchmarks (rl_vs_sft.py) call: loading a trained model and saving one.
+load_trained = _load
+save_checkpoint = _save

@@ -147,7 +147,7 @@ def iter_transitions(ds, skipped: list[str] | None = None) -> Iterable[Transitio
             skipped.append(str(e))
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
     try:
