@@ -2,9 +2,10 @@
 
 Everything a user needs is importable from here: the typed records, the WorldModel object,
 the one-line `predict_next`, the corpus loader and the renderer types. The planning layer
-(Lookahead, ImaginedEnv, scorers), which sits above this one, is re-exported lazily: its names
-resolve on first use, so importing `worldmodel` never imports `planning`, and no module of this
-package depends on it.
+(Lookahead, ImaginedEnv, scorers) and the corpus stage's pipelines (build, record, import,
+stats, merge, compact: what `wm corpus` runs), which sit above this one, are re-exported lazily:
+their names resolve on first use, so importing `worldmodel` never imports `planning` or
+`corpus`, and no module of this package depends on them.
 """
 
 import importlib
@@ -33,10 +34,21 @@ _PLANNING = (
     "recorder_policy",
 )
 
+_CORPUS = (
+    "build_corpus",
+    "compact_corpus",
+    "corpus_stats",
+    "import_android_corpus",
+    "merge_corpora",
+    "record_app",
+)
+
 
 def __getattr__(name: str):
     if name in _PLANNING:
         return getattr(importlib.import_module("planning"), name)
+    if name in _CORPUS:
+        return getattr(importlib.import_module("corpus.pipelines"), name)
     raise AttributeError(f"module 'worldmodel' has no attribute {name!r}")
 
 
@@ -62,4 +74,5 @@ __all__ = [
     "predict_many",
     "predict_next",
     *_PLANNING,
+    *_CORPUS,
 ]
