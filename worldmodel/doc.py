@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from bs4 import BeautifulSoup, Tag
 
-CACHE_SIZE = 64
+CACHE_SIZE = 16  # screens; a parsed screen takes some MB, and one prediction reads a few
 
 
 class Doc:
