@@ -78,11 +78,108 @@ def test_wm_train_from_a_checkpoint_and_hf_prediction_work_where_torchvision_imp
     assert rc == 0, capsys.readouterr().err[-2000:]
     final = out / "final"
     # the checkpoint holds every processor file it needs, and no video processor
-    assert {"processor_config.json", "tokenizer.json", "tokenizer_config.json"} <= {f.name for f in final.iterdir()}
-    assert json.loads((final / "processor_config.json").read_text())["processor_class"] == "ImageOnlyQwenVLProcessor"
+    assert {"processor_config.json", "tokenizer.json", "tokenizer_config.json"} <= {
+        f.name for f in final.iterdir()
+    }
+    assert (
+        json.loads((final / "processor_config.json").read_text())["processor_class"]
+        == "ImageOnlyQwenVLProcessor"
+    )
     assert not holds_video_processor(final)
     t = next(iter_transitions(load_corpus()["test"].select([0])))
     with WorldModel.load(f"hf:{final}", renderer, device="cpu", max_new_tokens=8) as wm:
         assert isinstance(wm.stages[-1].processor, ImageOnlyQwenVLProcessor)
         p = wm.predict(t.screen, t.action, t.goal)
     assert p.ok
+
+
+_OFFLINE_RUN = """
+import json, os, sys
+from training.config import preset
+from training.train import train
+cfg = preset("tiny", output_dir=sys.argv[1], model_path=sys.argv[2], device="cpu", sft_steps=1, grpo_steps=0,
+             max_train_examples=2, max_length=1024, max_prompt_html_chars=300, sft_batch_size=1,
+             save_steps=1000, calibrate_gate=False)
+final = train(cfg, echo=lambda s: None)
+from worldmodel import WorldModel, iter_transitions, load_corpus
+import huggingface_hub.constants as hub
+t = next(iter_transitions(load_corpus()["test"].select([0])))
+with WorldModel.load(f"hf:{final}", device="cpu", max_new_tokens=8) as wm:
+    p = wm.predict(t.screen, t.action, t.goal)
+    kernels = wm.stages[-1].model.use_kernels
+print(json.dumps({"ok": p.ok, "use_kernels": kernels, "kernels_env": os.environ.get("USE_HUB_KERNELS"),
+                  "hub_offline": hub.HF_HUB_OFFLINE}))
+"""
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0, reason="needs unshare -n as root")
+def test_training_and_prediction_run_with_the_network_cut(checkpoint, tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(_OFFLINE_RUN)
+    # the child starts with none of the hub variables set: the code itself must turn them off
+    env = {k: v for k, v in os.environ.items() if k not in ("USE_HUB_KERNELS", "HF_HUB_OFFLINE",
+           "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")}  # fmt: skip
+    if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode:
+        pytest.skip("cannot make a private network namespace here")
+    cmd = [
+        "unshare",
+        "-n",
+        "sh",
+        "-c",
+        f"ip link set lo up; {sys.executable} {script} {tmp_path / 'run'} {checkpoint}",
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=os.getcwd(), env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"ok": True, "use_kernels": False, "kernels_env": "NO", "hub_offline": True}
+
+
+def test_hub_kernels_are_off_unless_asked_for(monkeypatch):
+    import huggingface_hub.constants as hub
+
+    from worldmodel import offline
+
+    monkeypatch.setattr(hub, "HF_HUB_OFFLINE", hub.HF_HUB_OFFLINE)  # restored after the test
+    for k in ("USE_HUB_KERNELS", *offline.OFFLINE_ENV):
+        monkeypatch.delenv(k, raising=False)
+    offline.local_only()
+    assert not offline.hub_kernels_on() and os.environ["HF_HUB_OFFLINE"] == "1"
+    offline.local_only(hub_kernels=True)  # the explicit opt-in
+    assert offline.hub_kernels_on() and os.environ["HF_HUB_OFFLINE"] == "0"
+    assert hub.HF_HUB_OFFLINE is False
+
+
+def test_batches_go_by_prompt_length_and_answers_come_back_in_order(checkpoint):
+    from PIL import Image
+
+    from worldmodel import Action, Query, Screen
+    from worldmodel.backends.hf import TransformersBackend
+
+    b = TransformersBackend(checkpoint, device="cpu", max_new_tokens=10, batch_size=2, with_html=True)
+    widths = []
+    real = b.model.generate
+
+    def seen(**kw):
+        widths.append(kw["input_ids"].shape[1])
+        return real(**kw)
+
+    b.model.generate = seen
+    sizes = [9, 1, 5, 3, 7]  # the current HTML's length varies; the queries come unsorted
+    qs = [
+        Query(
+            Screen(Image.new("RGB", (120, 90), "white"), html="<p>item</p>" * n),
+            Action("tap", x=n, y=2),
+            "go",
+        )
+        for n in sizes
+    ]
+    prompts = b._prompts(qs, "document")
+    texts, conf = b._batched(prompts)
+    assert widths == sorted(widths) and len(widths) == 3  # shortest prompts first, two per batch
+    alone = [b._batched([p]) for p in prompts]
+    assert texts == [t[0][0] for t in alone]  # each answer is its own query's
+    assert conf == pytest.approx([c[1][0] for c in alone], abs=1e-4)
+    b.cache = "static"  # a static KV cache decodes the same tokens
+    assert b._batched(prompts)[0] == texts
+    sampled, sconf = b._batched(prompts, samples=2)
+    assert len(sampled) == len(sconf) == 2 * len(prompts)

@@ -52,6 +52,11 @@ def train_command(
     ),
     vllm_mode: str = typer.Option(None, help="colocate | server (with `trl vllm-serve`)"),
     vllm_server_base_url: str = typer.Option(None, help="server mode: e.g. http://10.0.0.5:8000"),
+    hub_kernels: bool = typer.Option(
+        None,
+        "--hub-kernels/--no-hub-kernels",
+        help="let transformers fetch hub kernels (off: nothing downloaded)",
+    ),
     resume: bool = typer.Option(False, help="continue each stage from its last saved checkpoint"),
 ) -> None:
     """SFT cold start, then render-aware GRPO; saves a checkpoint predict_next and wm eval load."""
@@ -89,6 +94,7 @@ def train_command(
             use_vllm=use_vllm,
             vllm_mode=vllm_mode,
             vllm_server_base_url=vllm_server_base_url,
+            hub_kernels=hub_kernels,
         )
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e

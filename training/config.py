@@ -89,6 +89,9 @@ class TrainConfig:
     tiny_layers: int = 2
     tiny_vocab: int = 4000
     gradient_checkpointing: bool = False
+    # transformers' hub kernels (fetched from the hub at run time): off unless asked for
+    # (worldmodel/offline.py); the hub client stays offline otherwise
+    hub_kernels: bool = False
     logging_steps: int = 1
     save_steps: int = 50
 

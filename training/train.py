@@ -76,8 +76,10 @@ def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
 def _load(path: Path, cfg: TrainConfig):
     from transformers import AutoModelForImageTextToText
 
+    from worldmodel.offline import local_only
     from worldmodel.processor import load_processor
 
+    local_only(cfg.hub_kernels)  # no hub kernels, hub client offline, unless opted in
     dtype = resolve_dtype(cfg.dtype, resolve_device(cfg.device))
     model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype)
     return model, load_processor(path)
