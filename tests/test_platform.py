@@ -183,3 +183,35 @@ def test_batches_go_by_prompt_length_and_answers_come_back_in_order(checkpoint):
     assert b._batched(prompts)[0] == texts
     sampled, sconf = b._batched(prompts, samples=2)
     assert len(sampled) == len(sconf) == 2 * len(prompts)
+
+
+def test_the_real_checkpoint_preset_trains_on_edits_after_the_sim_with_hints(checkpoint, tmp_path):
+    from training.config import preset
+    from training.train import train
+
+    doc, edit = preset("qwen3-vl-8b"), preset("qwen3-vl-8b-edit")
+    assert doc.target == "document" and (edit.target, edit.after, edit.hints, edit.with_html) == (
+        "edit",
+        "sim",
+        True,
+        True,
+    )
+    assert (edit.model_path, edit.dtype, edit.gradient_checkpointing) == (None, "bfloat16", True)
+    cfg = preset(
+        "qwen3-vl-8b-edit",
+        model_path=str(checkpoint),
+        output_dir=str(tmp_path),
+        device="cpu",
+        dtype="float32",
+        sft_steps=1,
+        grpo_steps=0,
+        max_train_examples=3,
+        max_length=1024,
+        max_prompt_html_chars=300,
+        calibrate_gate=False,
+        typing_copies=0,
+        shift_copies=0,
+    )
+    final = train(cfg, echo=lambda s: None)
+    opts = json.loads((final / "worldmodel.json").read_text())
+    assert opts["after"] == "sim" and opts["hints"] and opts["with_html"]

@@ -6,7 +6,7 @@ import typer
 
 
 def train_command(
-    preset: str = typer.Option("tiny", help="tiny | small | qwen3-vl-8b"),
+    preset: str = typer.Option("tiny", help="tiny | small | qwen3-vl-8b | qwen3-vl-8b-edit"),
     model_path: str = typer.Option(
         None, help="local checkpoint folder to start from (tiny builds one if omitted)"
     ),

@@ -293,6 +293,7 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         echo(f"stage 1: SFT for {cfg.sft_steps} steps")
         trainer, result = run_sft(cfg, model, processor, imitate, cfg.sft_steps, out / "sft", resume)
         figures["sft_loss"] = result.training_loss
+        figures["sft_steps_per_s"] = result.metrics.get("train_steps_per_second")
         _save(trainer, processor, out / "sft" / "final", cfg)
         model = trainer.model
     if cfg.grpo_steps > 0:
@@ -303,6 +304,7 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         rewards = [h for h in trainer.state.log_history if "reward" in h]
         figures["grpo_reward_first"] = rewards[0]["reward"] if rewards else None
         figures["grpo_reward_last"] = rewards[-1]["reward"] if rewards else None
+        figures["grpo_steps_per_s"] = result.metrics.get("train_steps_per_second")
     final = _save(trainer, processor, out / "final", cfg) if (cfg.sft_steps or cfg.grpo_steps) else start
     if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:
         figures["gate"] = _calibrate(final, dd["validation"], echo)
