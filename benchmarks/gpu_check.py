@@ -70,23 +70,25 @@ class Counted:
 
     def __init__(self, model, pad_id: int | None):
         self.model, self.pad, self.real = model, pad_id, model.generate
-        self.seconds = 0.0
+        self.seconds = self.cpu_seconds = 0.0
         self.tokens = 0
         self.calls = 0
         model.generate = self
 
     def reset(self) -> None:
-        self.seconds, self.tokens, self.calls = 0.0, 0, 0
+        self.seconds, self.cpu_seconds, self.tokens, self.calls = 0.0, 0.0, 0, 0
 
     def __call__(self, **kw):
         import torch
 
         sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
         sync()
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out = self.real(**kw)
         sync()
         self.seconds += time.perf_counter() - t
+        # this process' CPU time (all its threads): on a shared CPU, steadier than the wall clock
+        self.cpu_seconds += time.process_time() - c
         seq = out.sequences if hasattr(out, "sequences") else out
         new = seq[:, kw["input_ids"].shape[1] :]
         self.tokens += int((new != self.pad).sum()) if self.pad is not None else new.numel()
@@ -145,6 +147,7 @@ def time_generation(wm, queries, batch_sizes, one_by_one: int, warm: bool) -> di
             tokens_per_answer=counted.tokens / max(1, n),
             gen_s=counted.seconds,
             new_tok_s=counted.tokens / max(counted.seconds, 1e-9),
+            new_tok_cpu_s=counted.tokens / max(counted.cpu_seconds, 1e-9),
             pred_s=n / wall,
         )
     return out
@@ -157,7 +160,8 @@ def report(name: str, figs: dict) -> None:
         label = "one by one" if bs == 1 else f"batch of {bs}"
         say(
             f"  {name:9s} {label:11s} {f['new_tok_s']:9.1f} new tokens/s{ratio:22s}"
-            f" {f['pred_s']:6.2f} predictions/s  ({f['queries']} queries,"
+            f" {f['pred_s']:6.2f} predictions/s, {f['new_tok_cpu_s']:7.1f} new tokens per CPU-second"
+            f"  ({f['queries']} queries,"
             f" {f['tokens_per_answer']:.0f} new tokens each, generate {f['gen_s']:.1f}s)"
         )
 
@@ -304,7 +308,11 @@ def main() -> None:
         if best:
             one, many = results[best][1]["new_tok_s"], results[best][sizes[-1]]["new_tok_s"]
             base = results.get("former", {}).get(sizes[-1], {}).get("new_tok_s")
-            vs = f"; the former path: {base:.1f} ({many / base:.2f}x)" if base else ""
+            vs = f"; the former path: {base:.1f} (this path {many / base:.2f}x it)" if base else ""
+            cpu = results[best][sizes[-1]]["new_tok_cpu_s"]
+            base_cpu = results.get("former", {}).get(sizes[-1], {}).get("new_tok_cpu_s")
+            if base_cpu:
+                vs += f"; per CPU-second {cpu:.1f} against {base_cpu:.1f} ({cpu / base_cpu:.2f}x)"
             say(
                 f"summary ({best} cache): {one:.1f} new tokens/s one by one, {many:.1f} in a batch of"
                 f" {sizes[-1]} ({many / one:.1f}x){vs}"

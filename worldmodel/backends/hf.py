@@ -286,6 +286,8 @@ class TransformersBackend:
             max_new_tokens=self.max_new_tokens,
             do_sample=self.temperature > 0,
             pad_token_id=pad,
+            # a checkpoint saved by a Trainer says use_cache=False in its config: decode with the cache
+            use_cache=True,
             logits_processor=LogitsProcessorList([scored]),
         )
         if self.cache != "dynamic":
