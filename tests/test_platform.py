@@ -64,6 +64,11 @@ def test_which_processor_is_decided_by_what_the_checkpoint_holds(tmp_path):
         json.dumps({"processor_class": "ImageOnlyQwenVLProcessor", "image_processor": {}})
     )
     assert not holds_video_processor(tmp_path / "c")
+    (tmp_path / "d").mkdir()  # an older Qwen2.5-VL checkpoint names its stock processor
+    (tmp_path / "d" / "preprocessor_config.json").write_text(
+        json.dumps({"processor_class": "Qwen2_5_VLProcessor"})
+    )
+    assert holds_video_processor(tmp_path / "d")
 
 
 def test_wm_train_from_a_checkpoint_and_hf_prediction_work_where_torchvision_imports(

@@ -50,12 +50,20 @@ def _json(path: Path) -> dict:
 
 
 def holds_video_processor(path: str | Path) -> bool:
-    """Whether the checkpoint at `path` holds a video processor (the stock processor's third part)."""
+    """Whether the checkpoint at `path` holds a stock processor, video part and all: a video
+    processor config, or a processor class named in its configs that is not the image-only one
+    (e.g. an older Qwen2.5-VL checkpoint, whose video processor is built from its image settings)."""
     p = Path(path)
     if any((p / f).is_file() for f in VIDEO_FILES):
         return True
     cfg = _json(p / "processor_config.json")
-    return "video_processor" in cfg and cfg.get("processor_class") != ImageOnlyQwenVLProcessor.__name__
+    if "video_processor" in cfg and cfg.get("processor_class") != ImageOnlyQwenVLProcessor.__name__:
+        return True
+    named = {
+        _json(p / f).get("processor_class")
+        for f in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json")
+    }
+    return bool(named - {None, ImageOnlyQwenVLProcessor.__name__})
 
 
 def load_processor(path: str | Path, min_pixels: int | None = None, max_pixels: int | None = None):
