@@ -266,10 +266,14 @@ class TransformersBackend:
         tokens = self.processor.tokenizer([t for t, _ in prompts])["input_ids"]
         ip = getattr(self.processor, "image_processor", None)
         side = getattr(ip, "patch_size", 14) * getattr(ip, "merge_size", 2)
+        limit = getattr(ip, "size", None)  # the most pixels an image is resized to
+        limit = limit.get("longest_edge") if isinstance(limit, dict) else getattr(limit, "longest_edge", None)
 
         def visual(image) -> int:
             size = getattr(image, "size", None)
-            return 0 if not size or len(size) != 2 else size[0] * size[1] // (side * side)
+            if not size or len(size) != 2:
+                return 0
+            return min(size[0] * size[1], limit or size[0] * size[1]) // (side * side)
 
         return sorted(range(len(prompts)), key=lambda i: len(tokens[i]) + visual(prompts[i][1]))
 
