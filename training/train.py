@@ -76,8 +76,10 @@ def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
 def _load(path: Path, cfg: TrainConfig):
     from transformers import AutoModelForImageTextToText
 
+    from worldmodel.offline import local_only
     from worldmodel.processor import load_processor
 
+    local_only(cfg.hub_kernels)  # no hub kernels, hub client offline, unless opted in
     dtype = resolve_dtype(cfg.dtype, resolve_device(cfg.device))
     model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype)
     return model, load_processor(path)
@@ -291,6 +293,7 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         echo(f"stage 1: SFT for {cfg.sft_steps} steps")
         trainer, result = run_sft(cfg, model, processor, imitate, cfg.sft_steps, out / "sft", resume)
         figures["sft_loss"] = result.training_loss
+        figures["sft_steps_per_s"] = result.metrics.get("train_steps_per_second")
         _save(trainer, processor, out / "sft" / "final", cfg)
         model = trainer.model
     if cfg.grpo_steps > 0:
@@ -301,6 +304,7 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         rewards = [h for h in trainer.state.log_history if "reward" in h]
         figures["grpo_reward_first"] = rewards[0]["reward"] if rewards else None
         figures["grpo_reward_last"] = rewards[-1]["reward"] if rewards else None
+        figures["grpo_steps_per_s"] = result.metrics.get("train_steps_per_second")
     final = _save(trainer, processor, out / "final", cfg) if (cfg.sft_steps or cfg.grpo_steps) else start
     if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:
         figures["gate"] = _calibrate(final, dd["validation"], echo)

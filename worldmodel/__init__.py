@@ -12,6 +12,7 @@ import importlib
 
 from render import Renderer, RenderError, Viewport
 
+from . import offline  # noqa: F401 - imported first: hub kernels off, hub offline, before transformers loads
 from .dataset import CorpusError, iter_transitions, load_corpus
 from .model import WorldModel, as_world_model
 from .predict import clear_cache, predict_many, predict_next

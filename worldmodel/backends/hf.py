@@ -1,7 +1,14 @@
 """A local transformers VLM (Qwen-VL family) loaded from a path; device and dtype are configuration.
 
 A batch of queries is one `generate` call: prompts are left-padded so every row's new tokens
-start at the same column. A checkpoint trained here says in its `worldmodel.json` how its
+start at the same column, and queries are batched in order of prompt length (answers come back in
+the caller's order) so a batch pads little. Generation keeps its work on the device: SDPA
+attention, bf16 on a GPU, optionally a static KV cache (`cache="static"`: transformers then
+compiles the decode step on CUDA), and each answer's mean log-probability per token (the edit
+gate's confidence) summed on the device as tokens are chosen, read back once per batch. Nothing
+comes from a hub: hub kernels stay off unless `hub_kernels=True` (worldmodel/offline.py).
+
+A checkpoint trained here says in its `worldmodel.json` how its
 prompts looked (current HTML shown or not, its budget, hints), so loading it needs no options
 to match them.
 """
@@ -19,6 +26,8 @@ from ..transplant import reaction
 from ..types import Completion, Query
 
 DEFAULT_MAX_NEW_TOKENS = 2048
+# the KV caches generate can use: transformers' growing one, or one allocated once (compilable)
+CACHES = ("dynamic", "static")
 # Written next to a trained checkpoint: the prompt options it was trained with.
 PROMPT_FILE = "worldmodel.json"
 RETRY_TEMPERATURE = 0.7  # sampling the further tries of an edit that did not apply
@@ -57,12 +66,18 @@ class TransformersBackend:
         hints: bool | None = None,
         hint_corpus: str | None = None,
         min_confidence: float | None = None,
+        attn_implementation: str = "sdpa",
+        cache: str = "dynamic",
+        hub_kernels: bool = False,
         model=None,
         processor=None,
     ):
         from transformers import AutoModelForImageTextToText
 
+        from ..offline import local_only
         from ..processor import load_processor
+
+        local_only(hub_kernels)  # before transformers loads anything: no hub kernels, hub offline
 
         p = Path(path)
         if model is None and not (p / "config.json").is_file():
@@ -71,12 +86,14 @@ class TransformersBackend:
             )
         if batch_size < 1 or max_new_tokens < 1 or edit_tries < 1:
             raise ValueError("batch_size, max_new_tokens and edit_tries must be >= 1")
+        if cache not in CACHES:
+            raise ValueError(f"cache {cache!r} is not one of {', '.join(CACHES)}")
         self.name = f"hf:{p.name}"
         self.device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, self.device)
-        self.model = model or AutoModelForImageTextToText.from_pretrained(p, dtype=torch_dtype).to(
-            self.device
-        )
+        self.model = model or AutoModelForImageTextToText.from_pretrained(
+            p, dtype=torch_dtype, attn_implementation=attn_implementation
+        ).to(self.device)
         self.model.eval()
         self.processor = processor or load_processor(p)
         self.processor.tokenizer.padding_side = "left"
@@ -84,6 +101,8 @@ class TransformersBackend:
             self.processor.tokenizer.pad_token = self.processor.tokenizer.eos_token
         self.max_new_tokens, self.temperature = max_new_tokens, temperature
         self.batch_size = batch_size
+        # "static": a KV cache allocated once per generate call (compiled decode step on CUDA)
+        self.cache = cache
         trained = _prompt_options(p)
         # document prompts show the current HTML unless the model was trained without it
         self.with_html = trained.get("with_html", True) if with_html is None else with_html
@@ -127,6 +146,9 @@ class TransformersBackend:
         "hints",
         "hint_corpus",
         "min_confidence",
+        "attn_implementation",
+        "cache",
+        "hub_kernels",
     )
 
     @classmethod
@@ -222,39 +244,104 @@ class TransformersBackend:
 
     def _batched(self, prompts: list[tuple[str, object]], samples: int = 0) -> tuple[list[str], list[float]]:
         """Completions in prompt order (with `samples`, that many sampled ones per prompt), and
-        each one's mean log-probability per generated token."""
-        out: list[str] = []
-        confidences: list[float] = []
-        step = max(1, self.batch_size // max(1, samples))
-        for i in range(0, len(prompts), step):
-            texts, conf = self._generate(prompts[i : i + step], samples)
-            out += texts
-            confidences += conf
+        each one's mean log-probability per generated token. Prompts go to `generate` in order
+        of length, so each batch pads little."""
+        k = max(1, samples)
+        out: list[str] = [""] * (len(prompts) * k)
+        confidences: list[float] = [0.0] * (len(prompts) * k)
+        step = max(1, self.batch_size // k)
+        order = self._by_length(prompts)
+        for i in range(0, len(order), step):
+            idx = order[i : i + step]
+            texts, conf = self._generate([prompts[j] for j in idx], samples)
+            for n, j in enumerate(idx):
+                out[j * k : (j + 1) * k] = texts[n * k : (n + 1) * k]
+                confidences[j * k : (j + 1) * k] = conf[n * k : (n + 1) * k]
         return out, confidences
+
+    def _by_length(self, prompts: list[tuple[str, object]]) -> list[int]:
+        """Prompt indices, shortest prompt first: text tokens plus the image's visual tokens."""
+        if len(prompts) <= 1:
+            return list(range(len(prompts)))
+        tokens = self.processor.tokenizer([t for t, _ in prompts])["input_ids"]
+        ip = getattr(self.processor, "image_processor", None)
+        side = getattr(ip, "patch_size", 14) * getattr(ip, "merge_size", 2)
+        limit = getattr(ip, "size", None)  # the most pixels an image is resized to
+        limit = limit.get("longest_edge") if isinstance(limit, dict) else getattr(limit, "longest_edge", None)
+
+        def visual(image) -> int:
+            size = getattr(image, "size", None)
+            if not size or len(size) != 2:
+                return 0
+            return min(size[0] * size[1], limit or size[0] * size[1]) // (side * side)
+
+        return sorted(range(len(prompts)), key=lambda i: len(tokens[i]) + visual(prompts[i][1]))
 
     def _generate(self, prompts: list[tuple[str, object]], samples: int = 0) -> tuple[list[str], list[float]]:
         import torch
+        from transformers import LogitsProcessorList
 
         texts = [t for t, _ in prompts]
         images = [i for _, i in prompts]
         inputs = self.processor(text=texts, images=images, padding=True, return_tensors="pt").to(self.device)
+        pad = self.processor.tokenizer.pad_token_id
+        scored = MeanLogProb(pad)
         gen = dict(
             max_new_tokens=self.max_new_tokens,
             do_sample=self.temperature > 0,
-            pad_token_id=self.processor.tokenizer.pad_token_id,
+            pad_token_id=pad,
+            # a checkpoint saved by a Trainer says use_cache=False in its config: decode with the cache
+            use_cache=True,
+            logits_processor=LogitsProcessorList([scored]),
         )
+        if self.cache != "dynamic":
+            gen["cache_implementation"] = self.cache
         if self.temperature > 0:
             gen["temperature"] = self.temperature
         if samples:
             gen.update(do_sample=True, num_return_sequences=samples)
             gen["temperature"] = max(self.temperature, RETRY_TEMPERATURE)
-        with torch.no_grad():
-            got = self.model.generate(**inputs, **gen, output_scores=True, return_dict_in_generate=True)
-            logp = self.model.compute_transition_scores(got.sequences, got.scores, normalize_logits=True)
-        new = got.sequences[:, inputs["input_ids"].shape[1] :]
-        real = new != self.processor.tokenizer.pad_token_id
-        conf = ((logp * real).sum(1) / real.sum(1).clamp(min=1)).tolist()
+        with torch.inference_mode():
+            sequences = self.model.generate(**inputs, **gen)
+            conf = scored.mean(sequences[:, -1]).tolist()
+        new = sequences[:, inputs["input_ids"].shape[1] :]
         return self.processor.tokenizer.batch_decode(new, skip_special_tokens=True), conf
+
+
+class MeanLogProb:
+    """A logits processor (the last in generate's list) that sums, on the device, the
+    log-probability of each token generate chooses, under the scores it chose from; a padding
+    token (a row that has finished) does not count. Nothing is read back per token, and no
+    per-step scores are kept (`output_scores` would keep a batch x vocabulary tensor per token)."""
+
+    def __init__(self, pad_token_id: int | None):
+        self.pad = pad_token_id
+        self.logp = None  # the log-softmax of the scores the last token was chosen from
+        self.total = self.count = None
+
+    def _add(self, chosen) -> None:
+        lp = self.logp.gather(1, chosen[:, None]).squeeze(1)
+        real = chosen != self.pad if self.pad is not None else chosen == chosen
+        self.total = self.total + lp * real
+        self.count = self.count + real
+
+    def __call__(self, input_ids, scores):
+        import torch
+
+        if self.logp is None:
+            self.total = torch.zeros(scores.shape[0], device=scores.device)
+            self.count = torch.zeros(scores.shape[0], device=scores.device)
+        else:
+            self._add(input_ids[:, -1])  # the token chosen from the previous step's scores
+        self.logp = torch.log_softmax(scores.float(), dim=-1)
+        return scores
+
+    def mean(self, last):
+        """Each row's mean log-probability per real generated token, given the last token chosen."""
+        if self.logp is None:
+            return last.new_zeros(last.shape[0]).float()
+        self._add(last)
+        return self.total / self.count.clamp(min=1)
 
 
 def _prompt_options(path: Path) -> dict:
