@@ -222,14 +222,13 @@ def import_android_cmd(
 
     if not path.is_file():
         raise typer.BadParameter(f"{path}: no such file", param_hint="PATH")
-    if coder == "rules":
-        revise = rules
-    else:
+    if coder != "rules":
         from worldmodel.predict_cli import parse_model
 
-        revise = backend_coder(str(parse_model(coder, "--coder")))
+        coder_spec = parse_model(coder, "--coder")
 
     with Renderer() as r:
+        revise = rules if coder == "rules" else backend_coder(coder_spec, r)
         for t in import_android(path, scale=scale, skipped=skipped):
             for s in (t.screen, t.next_screen):
                 if id(s) not in done:

@@ -22,10 +22,11 @@ from planning import (
     parse_judgement,
     recorder_policy,
 )
+from worldmodel import Backend
 from worldmodel.types import Action, Prediction, Screen
 
 
-class TableModel:
+class TableModel(Backend):
     """A world model backend whose next screen depends on where you tap (a real backend, not a mock:
     it implements the interface over fixed HTML, like the retrieval baseline over its corpus)."""
 

@@ -13,6 +13,7 @@ from training.config import preset
 from training.data import _shift_edit, to_examples
 from training.train import _load, init_checkpoint, run_grpo, run_sft, sft_examples, train, training_examples
 from worldmodel.backends.hf import TransformersBackend
+from worldmodel.card import CheckpointCard
 from worldmodel.dataset import iter_transitions
 from worldmodel.edit import apply, diff
 from worldmodel.prompt import FOLLOW, HINT_NOTE, NO_HINT, cut_hint, expand_follow
@@ -239,8 +240,11 @@ def test_a_hinted_checkpoint_says_so_and_its_backend_shows_hints(tmp_path, rende
     cfg = _cfg(tmp_path, preset="small", target="edit", with_html=True, hints=True, sft_steps=1, grpo_steps=0)
     cfg.max_train_examples = 6
     final = train(cfg, echo=lambda s: None)
-    opts = json.loads((final / "worldmodel.json").read_text())
-    assert opts == {"with_html": True, "html_chars": 300, "hints": True, "after": ""}
+    card = CheckpointCard.read(final)
+    assert (card.target, card.with_html, card.html_chars, card.hints, card.after) == ("edit", True, 300, True, "")
+    # the card records the completion budget measured from the edits, as config.json does
+    budget = json.loads((tmp_path / "config.json").read_text())["max_completion_length"]
+    assert card.completion_budget == budget and card.preset == "small"
     backend = TransformersBackend(final, device="cpu", max_new_tokens=4)
     backend.use_renderer(renderer)
     assert backend.hints and backend.html_chars == 300
@@ -305,8 +309,8 @@ def test_after_sim_the_target_is_the_apps_reaction_and_the_checkpoint_runs_after
     )
     cfg.max_train_examples = 4
     final = train(cfg, echo=lambda s: None)
-    opts = json.loads((final / "worldmodel.json").read_text())
-    assert opts["after"] == "sim" and "min_confidence" in opts  # calibrated on the validation split
+    raw = json.loads((final / "worldmodel.json").read_text())
+    assert raw["after"] == "sim" and "min_confidence" in raw  # calibrated on the validation split
     gate = json.loads((tmp_path / "figures.json").read_text())["gate"]
     assert gate["transitions"] == len(load_corpus()["validation"]) and gate["kept"] <= gate["edits"]
     assert gate["gain_gated"] >= gate["gain_ungated"]  # the gate is chosen so: never worse on validation
@@ -317,11 +321,11 @@ def test_after_sim_the_target_is_the_apps_reaction_and_the_checkpoint_runs_after
     # a gate no edit reaches keeps the sim's screen; the confidence is reported
     with WorldModel.load(f"hf:{final}", renderer=renderer, max_new_tokens=8, min_confidence=0.0) as wm:
         p = wm.predict(t.screen, t.action, mode="edit")
-        gated = wm.stages[-1]._gated(Completion('text 1 "x"', "", -1.0))
+        gated = wm.stages[-1]._gated(Completion('text 1 "x"', confidence=-1.0))
     with WorldModel.load("sim", renderer=renderer) as sim:
         assert p.ok and p.html == sim.predict(t.screen, t.action, mode="edit").html
     assert p.confidence is not None and p.confidence < 0
-    assert gated == "" and "below the gate 0.00" in gated.note and gated.confidence == -1.0
+    assert gated.text == "" and "below the gate 0.00" in gated.note and gated.confidence == -1.0
 
 
 def test_the_gate_keeps_the_edits_that_the_threshold_pays_for():

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from corpus.store import iter_transitions, load_corpus
 from wmcli import app as cli
-from worldmodel import Action, Screen, predict_next
-from worldmodel.backends import load_backend
+from worldmodel import Action, Screen, SpecError, WorldModel, predict_next
+from worldmodel.backends.retrieval import RetrievalBackend
 from worldmodel.backends.hf import TransformersBackend
 from worldmodel.extract import extract_html, root_size
 from worldmodel.prompt import build_messages, draw_action
@@ -100,7 +100,7 @@ def test_copy_backend_renders_the_current_screen(test_transitions, renderer):
 def test_retrieval_backend_returns_a_recorded_next_screen(renderer):
     from render.metrics import ssim, text_f1
 
-    backend = load_backend("retrieval")
+    backend = RetrievalBackend.from_corpus()
     t = next(iter_transitions(load_corpus()["train"].select([5])))
     p = predict_next(t.screen, t.action, model=backend, renderer=renderer)  # a training query finds itself
     assert p.ok and text_f1(p.html, t.next_screen.html) == 1.0
@@ -133,8 +133,8 @@ def test_edit_tries_keep_an_edit_that_applies_or_the_screen(tiny_ckpt, test_tran
     outs = backend.complete_edits([Query(t.screen, t.action, t.goal) for t in ts])
     assert len(outs) == len(ts)
     for t, c in zip(ts, outs):
-        assert try_apply(t.screen.html, extract_edit(c))[1] is None
-        assert c or "none of 3 edits applied" in c.note
+        assert try_apply(t.screen.html, extract_edit(c.text))[1] is None
+        assert c.text or "none of 3 edits applied" in c.note
     with pytest.raises(ValueError, match="edit_tries"):
         TransformersBackend(tiny_ckpt, device="cpu", edit_tries=0)
 
@@ -142,8 +142,8 @@ def test_edit_tries_keep_an_edit_that_applies_or_the_screen(tiny_ckpt, test_tran
 def test_missing_checkpoint_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="no model checkpoint"):
         TransformersBackend(tmp_path / "none")
-    with pytest.raises(ValueError, match="unknown model 'bogus'"):
-        load_backend("bogus")
+    with pytest.raises(SpecError, match="unknown model 'bogus'"):
+        WorldModel.load("bogus")
 
 
 def test_openai_compatible_endpoint(test_transitions, renderer):
@@ -157,8 +157,7 @@ def test_openai_compatible_endpoint(test_transitions, renderer):
 
     t = test_transitions[2]
     with chat_server(reply) as (url, seen):
-        backend = load_backend(f"openai:{url}#wm-test")
-        p = predict_next(t.screen, t.action, t.goal, model=backend, renderer=renderer)
+        p = predict_next(t.screen, t.action, t.goal, model=f"openai:{url}#wm-test", renderer=renderer)
     path, body = seen[0]
     assert path == "/v1/chat/completions" and body["model"] == "wm-test"
     w, h = t.screen.size

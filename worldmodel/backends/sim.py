@@ -21,6 +21,7 @@ from render import Renderer, RenderError
 from ..edit import OPS, _soup, _stylesheet, diff, try_apply
 from ..focus import FOCUS_CLASS, STATE_CLASS
 from ..types import DIRECTION_VECTORS, Action, Completion, Query
+from .base import Backend
 from .copy import CopyBackend
 
 # How far the view travels, in CSS pixels: what the recorder's wheel and drag move a real page.
@@ -105,7 +106,7 @@ def as_edit_of(current: str, captured: str) -> str:
     return captured if err else html
 
 
-class SimBackend:
+class SimBackend(Backend):
     """Browser physics as a backend: one concurrent batch of interactions per call."""
 
     name = "sim"
@@ -132,12 +133,12 @@ class SimBackend:
             self._renderer, self._owns = Renderer(timeout_s=self.timeout_s), True
         return self._renderer
 
-    def complete(self, queries: list[Query]) -> list[str]:
+    def complete(self, queries: list[Query]) -> list[Completion]:
         out: list[Completion | None] = [None] * len(queries)
         jobs, where = [], []
         for i, q in enumerate(queries):
             if not q.screen.html:
-                text = self._copy.complete([q])[0]
+                text = self._copy.complete([q])[0].text
                 out[i] = Completion(text, "no current HTML to act on: copied the screenshot")
                 continue
             vp = q.screen.viewport()
