@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from corpus.store import iter_transitions, load_corpus
 from wmcli import app as cli
 from worldmodel import Action, Screen, SpecError, WorldModel, predict_next
-from worldmodel.backends.retrieval import RetrievalBackend
 from worldmodel.backends.hf import TransformersBackend
+from worldmodel.backends.retrieval import RetrievalBackend
 from worldmodel.extract import extract_html, root_size
 from worldmodel.prompt import build_messages, draw_action
 from worldmodel.tiny import build_tiny
@@ -272,3 +272,113 @@ def _check_report_in_chromium(report, names, n):
         )
         assert shown and set(shown) == {app}
         b.close()
+
+
+def test_check_backend_passes_every_shipped_backend(tiny_ckpt, renderer):
+    from worldmodel import check_backend
+
+    specs = ["copy", "sim", "retrieval", f"hf:{tiny_ckpt}"]
+    with chat_server(lambda body: "<html><body><p>next</p></body></html>") as (url, _):
+        for spec in [*specs, f"openai:{url}#wm-test"]:
+            with WorldModel.load(spec, renderer=renderer, only_known_options=True, max_new_tokens=4) as wm:
+                for b in wm.stages:
+                    check_backend(b, renderer)
+
+
+def test_check_backend_names_what_a_broken_backend_gets_wrong():
+    from worldmodel import Backend, BackendContractError, check_backend
+
+    class NoName(Backend):
+        edits = True  # but no complete_edits of its own
+
+        def complete(self, queries):
+            return ["<p>x</p>"]
+
+    with pytest.raises(BackendContractError) as e:
+        check_backend(NoName())
+    msg = str(e.value)
+    assert "NoName" in msg and "name is empty" in msg and "edits is True but complete_edits" in msg
+
+    class OneAnswer(Backend):
+        name = "one"
+        OPTIONS = ("speed",)
+
+        def complete(self, queries):
+            return [b"<p>x</p>"]  # one answer, and bytes, whatever it is asked
+
+    with pytest.raises(BackendContractError) as e:
+        check_backend(OneAnswer())
+    assert "its constructor takes no option(s) speed" in str(e.value)
+    OneAnswer.OPTIONS = ()
+    with pytest.raises(BackendContractError) as e:
+        check_backend(OneAnswer())
+    msg = str(e.value)
+    assert "complete returned 1 completions for 2 queries" in msg and "completion 0 is bytes" in msg
+
+    class Duck:
+        name = "duck"
+
+        def complete(self, queries):
+            return ["" for _ in queries]
+
+    with pytest.raises(BackendContractError, match="is not a worldmodel.Backend.*lacks OPTIONS"):
+        check_backend(Duck())
+    with pytest.raises(TypeError, match="subclass worldmodel.Backend"):
+        WorldModel(Duck())
+
+
+def test_the_checkpoint_card_round_trips_and_old_cards_still_load(tmp_path, tiny_ckpt):
+    import shutil
+
+    from worldmodel import CardError, CheckpointCard
+
+    card = CheckpointCard(
+        target="edit", html_chars=1500, hints=True, after="sim", min_confidence=-0.4, completion_budget=40
+    )
+    card.write(tmp_path)
+    assert CheckpointCard.read(tmp_path) == card and [p.name for p in tmp_path.iterdir()] == [
+        "worldmodel.json"
+    ]
+    assert (
+        CheckpointCard.read(tmp_path / "nowhere") is None
+        and CheckpointCard.of(tmp_path / "nowhere").target == "document"
+    )
+    # the five keys training wrote before the card: an edit checkpoint said so only by its edit-only keys
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "worldmodel.json").write_text(
+        json.dumps(
+            {"with_html": True, "html_chars": 1500, "hints": True, "after": "sim", "min_confidence": -0.4}
+        )
+    )
+    assert CheckpointCard.read(old) == CheckpointCard(
+        target="edit", html_chars=1500, hints=True, after="sim", min_confidence=-0.4
+    )
+    (old / "worldmodel.json").write_text(
+        json.dumps({"with_html": False, "html_chars": 6000, "hints": False, "after": ""})
+    )
+    assert CheckpointCard.read(old) == CheckpointCard(target="document", with_html=False, html_chars=6000)
+    for bad, why in [
+        ({"target": "poem"}, "target 'poem'"),
+        ({"version": 2, "html_chars": "lots"}, "html_chars 'lots'"),
+        ({"version": 2, "gate": 1}, "unknown card field"),
+        ({"version": 99}, "newer"),
+    ]:
+        (old / "worldmodel.json").write_text(json.dumps(bad))
+        with pytest.raises(CardError, match=f"worldmodel.json.*{why}"):
+            CheckpointCard.read(old)
+    (old / "worldmodel.json").write_text("{not json")
+    with pytest.raises(CardError, match="not readable JSON"):
+        CheckpointCard.read(old)
+    # an old after-sim checkpoint loads as sim+checkpoint, asked for edits with its budget
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(tiny_ckpt, ckpt)
+    (ckpt / "worldmodel.json").write_text(
+        json.dumps(
+            {"with_html": True, "html_chars": 700, "hints": False, "after": "sim", "min_confidence": None}
+        )
+    )
+    with WorldModel.load(f"hf:{ckpt}", max_new_tokens=4) as wm:
+        assert wm.name == f"sim+hf:{ckpt}" and wm.mode == "edit" and wm.stages[-1].html_chars == 700
+    with WorldModel.load(f"hf:{ckpt}", max_new_tokens=4, html_chars=900) as wm:
+        assert wm.stages[-1].html_chars == 900 and wm.stages[-1].card.html_chars == 900  # an option wins

@@ -89,6 +89,14 @@ def _last_checkpoint(d: Path) -> str | None:
     return get_last_checkpoint(str(d)) if d.is_dir() else None
 
 
+def _resumed_step(d: Path, resume: bool) -> int:
+    """The global step a stage resumes from: its last checkpoint's, 0 when it starts afresh."""
+    last = _last_checkpoint(d) if resume else None
+    if last is None:
+        return 0
+    return int(json.loads((Path(last) / "trainer_state.json").read_text())["global_step"])
+
+
 def run_sft(cfg: TrainConfig, model, processor, examples, steps: int, out: Path, resume: bool = False):
     from trl import SFTConfig, SFTTrainer
 
@@ -300,15 +308,19 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     figures: dict = {}
     if cfg.sft_steps > 0:
         echo(f"stage 1: SFT for {cfg.sft_steps} steps")
+        start_step = _resumed_step(out / "sft", resume)
         trainer, result = run_sft(cfg, model, processor, imitate, cfg.sft_steps, out / "sft", resume)
         figures["sft_loss"] = result.training_loss
+        figures["sft_steps"] = {"resumed_from": start_step, "global_step": trainer.state.global_step}
         _save(trainer, processor, out / "sft" / "final", cfg)
         model = trainer.model
     if cfg.grpo_steps > 0:
         echo(f"stage 2: GRPO for {cfg.grpo_steps} steps, {cfg.num_generations} renders per prompt")
+        start_step = _resumed_step(out / "grpo", resume)
         trainer, result = run_grpo(
             cfg, model, processor, grpo_examples(examples), cfg.grpo_steps, out / "grpo", resume
         )
+        figures["grpo_steps"] = {"resumed_from": start_step, "global_step": trainer.state.global_step}
         rewards = [h for h in trainer.state.log_history if "reward" in h]
         figures["grpo_reward_first"] = rewards[0]["reward"] if rewards else None
         figures["grpo_reward_last"] = rewards[-1]["reward"] if rewards else None

@@ -82,8 +82,6 @@ class CheckpointCard:
             problems.append(f"min_confidence {self.min_confidence!r} is not a number")
         if self.hint_corpus is not None and not isinstance(self.hint_corpus, str):
             problems.append(f"hint_corpus {self.hint_corpus!r} is not a path")
-        if (self.hints or self.after or self.min_confidence is not None) and self.target != "edit":
-            problems.append("hints, after and min_confidence belong to edit targets only")
         if problems:
             raise CardError("checkpoint card: " + "; ".join(problems))
 

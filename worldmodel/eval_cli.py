@@ -19,7 +19,9 @@ def eval_command(
         Path("runs/eval"), "-o", "--out", file_okay=False, help="folder for report.html and figures.json"
     ),
     device: str = typer.Option("auto", help="for hf backends: cpu, cuda, cuda:1, auto"),
-    max_new_tokens: int = typer.Option(1024, min=1, help="for hf backends"),
+    max_new_tokens: int = typer.Option(
+        None, min=1, help="for hf backends (default: the backend's, as predict_next uses it)"
+    ),
     html_chars: int = typer.Option(
         None, min=0, help="for hf backends: the prompt's HTML budget (default: the checkpoint's card)"
     ),

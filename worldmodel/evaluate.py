@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +146,10 @@ def evaluate(
             "render_failure_rate": _mean(per["failed"]),
             "latency_s": _mean(per["latency_s"]),
             "mode": mode,
+            # what ran: the stages (a checkpoint trained after the sim runs as sim+PATH) and the
+            # last stage's checkpoint card as it ran, options applied
+            "model": wm.name,
+            "card": None if wm.stages[-1].card is None else asdict(wm.stages[-1].card),
             "generated_chars": _mean(per["generated_chars"]),
             "edit_failure_rate": _mean(per["edit_failed"]),
             "gain_over_copy": _mean(per["gain"]),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 
+from ..card import CheckpointCard
 from ..spec import BackendSpec
 from ..types import Action, Completion, Query, Screen
 
@@ -33,6 +34,8 @@ class Backend:
       after    "sim": it was trained on what the sim made of the screen, so `WorldModel.load`
                runs the sim stage before it
       target   the mode it is asked in when a caller gives none: "document" or "edit"
+      card     a trained checkpoint's card as it runs (worldmodel/card.py, options applied);
+               None for a backend without one
     """
 
     name: str = ""
@@ -40,6 +43,7 @@ class Backend:
     edits: bool = False
     after: str = ""
     target: str = "document"
+    card: CheckpointCard | None = None
 
     @classmethod
     def from_spec(cls, spec: BackendSpec, **options) -> Backend:
@@ -185,15 +189,21 @@ def check_backend(backend, renderer=None, queries: list[Query] | None = None) ->
         problems.append(f"after is {backend.after!r}, not one of {AFTER}")
     if backend.target not in TARGETS:
         problems.append(f"target is {backend.target!r}, not one of {TARGETS}")
+    if backend.card is not None and not isinstance(backend.card, CheckpointCard):
+        problems.append(f"card is {type(backend.card).__name__}, not a CheckpointCard or None")
     opts = backend.OPTIONS
     if not isinstance(opts, tuple) or not all(isinstance(o, str) for o in opts):
         problems.append(f"OPTIONS is {opts!r}, not a tuple of option names")
     else:
-        params = inspect.signature(cls.from_spec).parameters
+        # the default from_spec passes the options to the constructor
+        inherited = cls.from_spec.__func__ is Backend.from_spec.__func__
+        target = cls.__init__ if inherited else cls.from_spec
+        params = {} if target is object.__init__ else inspect.signature(target).parameters
         takes_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
         refused = [o for o in opts if not takes_any and o not in params]
         if refused:
-            problems.append(f"from_spec takes no option(s) {', '.join(refused)} that OPTIONS lists")
+            where = "its constructor" if inherited else "from_spec"
+            problems.append(f"{where} takes no option(s) {', '.join(refused)} that OPTIONS lists")
     if not problems:
         qs = queries or _sample_queries()
         try:

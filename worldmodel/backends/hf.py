@@ -87,7 +87,7 @@ class TransformersBackend(Backend):
         self.max_new_tokens, self.temperature = max_new_tokens, temperature
         self.batch_size = batch_size
         # how the checkpoint was trained to be asked; every option left None takes its value
-        self.card = card = CheckpointCard.of(p)
+        card = CheckpointCard.of(p)
         # what it writes when a caller names no mode: documents or edits
         self.target = card.target
         # document prompts show the current HTML unless the model was trained without it
@@ -106,6 +106,14 @@ class TransformersBackend(Backend):
         # screen is kept): None takes the gate the checkpoint was calibrated with, if any
         gate = card.min_confidence if min_confidence is None else min_confidence
         self.min_confidence = None if gate is None else float(gate)
+        # the card it runs with: the checkpoint's, with the options given in its place
+        self.card = card.updated(
+            with_html=self.with_html,
+            html_chars=self.html_chars,
+            hints=self.hints,
+            hint_corpus=self.hint_corpus,
+            min_confidence=self.min_confidence,
+        )
         # edit prompts name the element the action acts on (worldmodel/focus.py), found from a
         # render of the current screen: the WorldModel lends its renderer
         self.focus = focus
