@@ -73,6 +73,9 @@ class TransformersBackend(Backend):
             )
         if batch_size < 1 or max_new_tokens < 1 or edit_tries < 1:
             raise ValueError("batch_size, max_new_tokens and edit_tries must be >= 1")
+        # how the checkpoint was trained to be asked (read before the weights: a bad card fails
+        # fast); every option left None takes its value
+        card = CheckpointCard.of(p)
         self.name = f"hf:{p.name}"
         self.device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, self.device)
@@ -86,8 +89,6 @@ class TransformersBackend(Backend):
             self.processor.tokenizer.pad_token = self.processor.tokenizer.eos_token
         self.max_new_tokens, self.temperature = max_new_tokens, temperature
         self.batch_size = batch_size
-        # how the checkpoint was trained to be asked; every option left None takes its value
-        card = CheckpointCard.of(p)
         # what it writes when a caller names no mode: documents or edits
         self.target = card.target
         # document prompts show the current HTML unless the model was trained without it
@@ -111,7 +112,7 @@ class TransformersBackend(Backend):
             with_html=self.with_html,
             html_chars=self.html_chars,
             hints=self.hints,
-            hint_corpus=self.hint_corpus,
+            hint_corpus=None if self.hint_corpus is None else str(self.hint_corpus),
             min_confidence=self.min_confidence,
         )
         # edit prompts name the element the action acts on (worldmodel/focus.py), found from a
