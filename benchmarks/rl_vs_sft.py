@@ -43,17 +43,12 @@ from worldmodel.backends.hf import TransformersBackend
 
 def score(path, cfg, test, renderer, max_new_tokens):
     edit = cfg.target == "edit"
-    backend = TransformersBackend(
-        path,
-        device=cfg.device,
-        max_new_tokens=max_new_tokens,
-        with_html=cfg.with_html,
-        html_chars=cfg.max_prompt_html_chars,
-        hints=cfg.hints and edit,
-    )
+    # asked as its card says (worldmodel/card.py: HTML shown, its budget, hints), on the screens
+    # `test` already holds (the sim's, for a model trained after it): the model's own stage alone
+    backend = TransformersBackend(path, device=cfg.device, max_new_tokens=max_new_tokens)
     backend.use_renderer(renderer)
     qs = [Query(t["_screen"], t["_action"], t["_goal"], applied=t["_applied"]) for t in test]
-    outs = backend.complete_edits(qs) if edit else backend.complete(qs)
+    outs = [c.text for c in (backend.complete_edits(qs) if edit else backend.complete(qs))]
     cols = ("screen", "next_screen", "action", "width", "height", "scale", "edits_html")
     kw = {k: [t[k] for t in test] for k in cols}
     res = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from worldmodel.goal import goal_quotes
 from worldmodel.types import Action
 
 from .recorder import Element, StepContext, leaves_app
@@ -50,7 +51,7 @@ def explore(ctx: StepContext) -> Action | None:
 
 
 def _quoted(goal: str) -> list[str]:
-    return re.findall(r'"([^"]*)"', goal)
+    return [q for _, q in goal_quotes(goal)]  # empty quotes too: a task may ask for ""
 
 
 def _find(els: list[Element], text: str, tags=None) -> Element | None:

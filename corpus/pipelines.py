@@ -215,18 +215,17 @@ def import_android_corpus(
 
     if not path.is_file():
         raise ArgumentError("path", f"{path}: no such file")
-    if coder == "rules":
-        revise = rules
-    else:
+    spec = None
+    if coder != "rules":
         from worldmodel.spec import SpecError, parse_spec
 
         try:
             spec = parse_spec(coder)
         except SpecError as e:
             raise ArgumentError("coder", str(e)) from None
-        revise = backend_coder(str(spec))
 
     with Renderer() as r:
+        revise = rules if spec is None else backend_coder(spec, r)
         for t in import_android(path, scale=scale, skipped=skipped):
             for s in (t.screen, t.next_screen):
                 if id(s) not in done:

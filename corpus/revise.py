@@ -109,18 +109,16 @@ REVISE_GOAL = (
 )
 
 
-def backend_coder(backend) -> Coder:
-    """Use any world-model backend as the reviser: 'after waiting, the screen is the same' asks it
-    to rewrite the draft HTML it is shown, with the screenshot beside it."""
-    from worldmodel.backends import Query, load_backend
-    from worldmodel.extract import extract_html
-    from worldmodel.types import Action, Screen
+def backend_coder(model, renderer: Renderer | None = None) -> Coder:
+    """Use any world model (a spec, a Backend or a WorldModel) as the reviser: 'after waiting, the
+    screen is the same' asks it to rewrite the draft HTML it is shown, with the screenshot beside
+    it, as a whole document."""
+    from worldmodel import Action, Screen, WorldModel
 
-    backend = load_backend(backend)
+    wm = WorldModel.load(model, renderer)
 
     def coder(screenshot: Image.Image, html: str, feedback: dict) -> str:
         goal = REVISE_GOAL.format(ssim=feedback.get("ssim", float("nan")))
-        out = backend.complete([Query(Screen(screenshot, html=html), Action("wait"), goal)])[0]
-        return extract_html(out)[0]
+        return wm.predict(Screen(screenshot, html=html), Action("wait"), goal, "document").html
 
     return coder

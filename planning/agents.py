@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from render import Renderer, default_renderer
+from worldmodel.goal import quoted as goal_quoted
 from worldmodel.types import Action, Screen
 
 from .lookahead import Candidate
@@ -32,7 +33,7 @@ class MiniWoBAgent:
         boxes = r.render(screen.html, screen.viewport()).boxes
         s = screen.device_scale_factor
         terms = set(goal_terms(goal))
-        quoted = re.findall(r'"([^"]+)"', goal)
+        quoted = goal_quoted(goal)
         out: list[Candidate] = []
         for b in boxes:
             if b.tag not in _CLICKABLE or b.y < 50 / s and b.tag in ("div", "p", "span"):  # the query banner

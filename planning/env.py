@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 from PIL import Image
 
-from worldmodel import ACTION_TYPES, Action, Query, Renderer, Screen, Transition, WorldModel, as_world_model
+from worldmodel import ACTION_TYPES, Action, Query, Renderer, Screen, Transition, WorldModel
 from worldmodel.types import DIRECTIONS
 
 from .scorers import goal_coverage
@@ -45,15 +45,15 @@ class ImaginedEnv(gym.Env):
         max_steps: int = 5,
         renderer: Renderer | None = None,
         render_mode: str | None = None,
-        mode: str = "document",
+        mode: str | None = None,
     ):
         if not starts:
             raise ValueError("ImaginedEnv needs at least one start transition")
         self.starts = starts
-        self.world_model = as_world_model(world_model, renderer)
+        self.world_model = WorldModel.load(world_model, renderer)
         self.checker, self.obs_size, self.max_steps = checker, obs_size, max_steps
         self.renderer, self.render_mode = renderer, render_mode
-        self.mode = mode  # the world model's prediction mode: document, edit or auto
+        self.mode = mode  # the prediction mode: document, edit, auto; None: the world model's own
         w, h = obs_size
         self.observation_space = spaces.Dict(
             {

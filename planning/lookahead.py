@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from worldmodel import Action, Prediction, Query, Renderer, Screen, WorldModel, as_world_model
+from worldmodel import Action, Prediction, Query, Renderer, Screen, WorldModel
 
 from .scorers import Scorer, says_done
 
@@ -64,17 +64,17 @@ class Lookahead:
         confident_at: float | None = 0.9,
         discount: float = 0.9,
         renderer: Renderer | None = None,
-        mode: str = "document",
+        mode: str | None = None,
     ):
         if depth < 1 or beam < 1:
             raise ValueError(f"depth ({depth}) and beam ({beam}) must be at least 1")
         if depth > 1 and proposer is None:
             raise ValueError("rolling out past one step needs a proposer for the later actions")
-        self.world_model = as_world_model(world_model, renderer)
+        self.world_model = WorldModel.load(world_model, renderer)
         self.scorer, self.proposer = scorer, proposer
         self.depth, self.beam, self.top_k = depth, beam, top_k
         self.confident_at, self.discount, self.renderer = confident_at, discount, renderer
-        self.mode = mode  # the world model's prediction mode: document, edit or auto
+        self.mode = mode  # the prediction mode: document, edit, auto; None: the world model's own
         self.imagined_steps = 0
 
     def rank(self, screen: Screen, goal: str, candidates: Sequence[Candidate]) -> list[Ranked]:

@@ -17,14 +17,13 @@ from bs4 import BeautifulSoup
 
 from render.capture import FOCUS_CLASS
 from render.metrics import visible_text
+from worldmodel.goal import goal_quotes
 from worldmodel.types import Action, Prediction, Screen
 
 from .scorers import goal_terms
 
 TEXT_INPUTS = {"", "text", "password", "email", "search", "tel", "url", "number"}
 _REWARD_RE = re.compile(r"last reward:\s*(-?\d+(?:\.\d+)?)", re.I)
-# A quoted goal string and the word before it, e.g. `username "kasie"` or `password "x2"`.
-_QUOTED_RE = re.compile(r'(?:(\w+)\s+)?"([^"]+)"')
 
 
 @dataclass
@@ -109,7 +108,7 @@ class GoalSpec:
 
     @classmethod
     def of(cls, goal: str) -> GoalSpec:
-        quoted = [((w or "").lower(), q) for w, q in _QUOTED_RE.findall(goal or "")]
+        quoted = [(w.lower(), q) for w, q in goal_quotes(goal) if q]
         every = bool(re.search(r"\b(both|all|each|every)\b", goal or "", re.I))
         return cls(quoted, set(goal_terms(goal or "")), every)
 

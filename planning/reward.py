@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from render import Renderer
+from render import Renderer, RenderError
 from render.metrics import visible_text
 from worldmodel.types import Action, Prediction, Screen, Transition
 
@@ -141,11 +141,16 @@ class LearnedReward(ValueScorer):
     def predict(self, screen: Screen, action: Action, goal: str) -> tuple[float, float]:
         """(P(reward > 0), P(done)) for taking `action` on `screen`."""
         if self.reward_w is None:
-            raise RuntimeError("this LearnedReward is not fitted: call fit() or load()")
+            raise RuntimeError(
+                "this LearnedReward is not fitted: call fit(transitions) or LearnedReward.load(path)"
+            )
         key = (screen.html, screen.size, screen.device_scale_factor, action.to_json(), goal)
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        boxes = self.renderer.render(screen.html, screen.viewport()).boxes if screen.html else []
+        try:
+            boxes = self.renderer.render(screen.html, screen.viewport()).boxes if screen.html else []
+        except RenderError:  # a screen that does not render has no target to read, as in fit()
+            boxes = []
         f = features(screen, boxes, action, goal, self.states.of(screen.html))
         sig = lambda w: 1 / (1 + math.exp(-float(f @ w)))  # noqa: E731
         out = (sig(self.reward_w), sig(self.done_w))
@@ -153,18 +158,13 @@ class LearnedReward(ValueScorer):
         return out
 
     def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float:
-        """The scorer protocol: P(reward) of taking `action` on `current`; never raises."""
-        try:
-            return self.predict(current, action, goal)[0]
-        except Exception:
-            return 0.0
+        """The scorer protocol: P(reward) of taking `action` on `current`. An unfitted model raises
+        (RuntimeError): scoring every candidate 0 would look like a verdict."""
+        return self.predict(current, action, goal)[0]
 
     def done(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> bool:
         """The task would end with this action (the done head says so)."""
-        try:
-            return self.predict(current, action, goal)[1] > 0.5
-        except Exception:
-            return False
+        return self.predict(current, action, goal)[1] > 0.5
 
     # ---- files ---------------------------------------------------------------
     def save(self, path) -> Path:

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from render.metrics import visible_text
 from worldmodel.chat import ChatClient
+from worldmodel.goal import quoted as goal_quoted
 from worldmodel.types import Action, Prediction, Screen, png_data_url
 
 _STOP = {
@@ -49,7 +50,7 @@ class Scorer(Protocol):
 
 def goal_terms(goal: str) -> list[str]:
     """What the goal names: quoted strings first (MiniWoB style), else its content words."""
-    quoted = re.findall(r'"([^"]+)"', goal)
+    quoted = goal_quoted(goal)
     words = visible_text(" ".join(quoted) if quoted else goal)
     return [w for w in words if w not in _STOP] or words
 

@@ -18,6 +18,7 @@ from corpus.store import assign_splits, load_corpus, save_corpus
 from render import Viewport
 from render.metrics import ssim
 from wmcli import app as cli
+from worldmodel import Backend
 from worldmodel.types import Action
 
 # A stored snapshot is rendered by the same Chromium at the same viewport as the screenshot it
@@ -268,7 +269,7 @@ def test_a_world_model_backend_can_be_the_reviser(tmp_path, renderer):
     _android_fixture(tmp_path / "ep.tfrecord", renderer)
     t = next(iter(import_android(tmp_path / "ep.tfrecord")))
 
-    class Painter:  # a backend that answers every query with a dark page, as a coder might
+    class Painter(Backend):  # a backend that answers every query with a dark page, as a coder might
         name = "painter"
 
         def complete(self, queries):

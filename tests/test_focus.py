@@ -5,7 +5,7 @@ the lines of an edit that apply and names the first that does not."""
 from PIL import Image
 
 from render import Viewport
-from worldmodel import Action, Screen, WorldModel
+from worldmodel import Action, Backend, Screen, WorldModel
 from worldmodel.edit import annotate
 from worldmodel.focus import action_targets, focus_header, window
 from worldmodel.prompt import prompt_text
@@ -62,10 +62,11 @@ def test_edit_prompt_leads_with_the_target_and_shows_the_html_around_it():
     assert window("short", 3, 100) == "short"
 
 
-class _Writes:
+class _Writes(Backend):
     """A backend that writes a fixed edit: the real WorldModel applies and renders it."""
 
     name = "fixed"
+    edits = True
 
     def __init__(self, edit):
         self.edit = edit

@@ -14,6 +14,7 @@ from planning import (
     Candidate,
     GoalTextScorer,
     ImaginedEnv,
+    LearnedReward,
     Lookahead,
     MiniWoBAgent,
     ValueScorer,
@@ -22,10 +23,12 @@ from planning import (
     parse_judgement,
     recorder_policy,
 )
+from planning.progress import GoalSpec
+from worldmodel import Backend
 from worldmodel.types import Action, Prediction, Screen
 
 
-class TableModel:
+class TableModel(Backend):
     """A world model backend whose next screen depends on where you tap (a real backend, not a mock:
     it implements the interface over fixed HTML, like the retrieval baseline over its corpus)."""
 
@@ -152,3 +155,20 @@ def test_miniwob_agent_solves_a_live_task_with_and_without_lookahead(renderer):
         looked = rec.record_trajectory(miniwob_app("click-button"), recorder_policy(agent, la), 3, seed=101)
     assert plain and plain[-1].meta["done"] and plain[-1].meta["reward"] > 0  # the goal names the button
     assert looked and looked[-1].meta["done"] and la.imagined_steps > 0
+
+
+def test_an_unfitted_learned_reward_says_so_instead_of_scoring_zero():
+    r = LearnedReward()
+    with pytest.raises(RuntimeError, match="not fitted"):
+        r(SCREEN, Action("tap", x=5, y=5), None, GOAL)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        r.done(SCREEN, Action("tap", x=5, y=5), None, GOAL)
+
+
+def test_goal_quotes_are_read_in_one_place():
+    from worldmodel.goal import goal_quotes, quoted
+
+    goal = 'Enter the username "kasie" and the password "x2", then "" and "ok"'
+    assert goal_quotes(goal) == [("username", "kasie"), ("password", "x2"), ("then", ""), ("and", "ok")]
+    assert quoted(goal) == ["kasie", "x2", "ok"]
+    assert GoalSpec.of(goal).quoted == [("username", "kasie"), ("password", "x2"), ("and", "ok")]

@@ -15,6 +15,7 @@ from worldmodel import (
     parse_spec,
     predict_next,
 )
+from worldmodel.backends import Backend
 from worldmodel.backends.copy import CopyBackend
 from worldmodel.backends.hf import TransformersBackend
 from worldmodel.chat import ChatClient, ChatError
@@ -63,7 +64,7 @@ def test_world_model_predicts_rolls_out_and_closes(renderer):
 
 
 def test_composed_stages_pass_the_screen_along(renderer):
-    class Stamp:
+    class Stamp(Backend):
         name = "stamp"
 
         def complete(self, queries):
@@ -138,7 +139,7 @@ def test_hf_backend_generates_a_batch_in_one_call(tmp_path):
         )
         for i, c in enumerate(colours)
     ]
-    batched = b.complete(qs)
+    batched = [c.text for c in b.complete(qs)]
     assert calls == [5]
-    one_by_one = [b.complete([q])[0] for q in qs]
+    one_by_one = [b.complete([q])[0].text for q in qs]
     assert batched == one_by_one  # left padding leaves greedy decoding unchanged

@@ -3,6 +3,7 @@ checkpoint that predict_next loads."""
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 import torch
@@ -13,6 +14,7 @@ from training.config import preset
 from training.data import _shift_edit, to_examples
 from training.train import _load, init_checkpoint, run_grpo, run_sft, sft_examples, train, training_examples
 from worldmodel.backends.hf import TransformersBackend
+from worldmodel.card import CheckpointCard
 from worldmodel.dataset import iter_transitions
 from worldmodel.edit import apply, diff
 from worldmodel.prompt import FOLLOW, HINT_NOTE, NO_HINT, cut_hint, expand_follow
@@ -87,11 +89,21 @@ def test_train_saves_a_checkpoint_predict_next_loads(tmp_path, renderer):
     t = next(iter_transitions(load_corpus()["test"].select([0])))
     p = predict_next(t.screen, t.action, t.goal, model=backend, renderer=renderer)
     assert p.ok
-    # resuming a finished run picks up its last checkpoint instead of starting over
+    # resuming picks up the last checkpoint and trains on from its step instead of starting over
     cfg2 = _cfg(tmp_path, sft_steps=1, grpo_steps=0, max_train_examples=2, save_steps=1)
     train(cfg2, echo=lambda s: None)
-    assert (tmp_path / "sft" / "checkpoint-1").is_dir()
-    train(cfg2, resume=True, echo=lambda s: None)
+    saved = tmp_path / "sft" / "checkpoint-1" / "trainer_state.json"
+    state = json.loads(saved.read_text())
+    assert state["global_step"] == 1
+    # mark the saved state: a trainer that continues from it carries the mark on, a fresh one cannot
+    state["log_history"][0]["loss"] = 123.0
+    saved.write_text(json.dumps(state))
+    train(replace(cfg2, sft_steps=2), resume=True, echo=lambda s: None)
+    steps = json.loads((tmp_path / "figures.json").read_text())["sft_steps"]
+    assert steps == {"resumed_from": 1, "global_step": 2}
+    state = json.loads((tmp_path / "sft" / "checkpoint-2" / "trainer_state.json").read_text())
+    losses = [(h["step"], h["loss"]) for h in state["log_history"] if "loss" in h]
+    assert state["global_step"] == 2 and losses[0] == (1, 123.0) and [s for s, _ in losses] == [1, 2]
 
 
 def test_unknown_preset_and_missing_checkpoint_are_named(tmp_path):
@@ -239,8 +251,17 @@ def test_a_hinted_checkpoint_says_so_and_its_backend_shows_hints(tmp_path, rende
     cfg = _cfg(tmp_path, preset="small", target="edit", with_html=True, hints=True, sft_steps=1, grpo_steps=0)
     cfg.max_train_examples = 6
     final = train(cfg, echo=lambda s: None)
-    opts = json.loads((final / "worldmodel.json").read_text())
-    assert opts == {"with_html": True, "html_chars": 300, "hints": True, "after": ""}
+    card = CheckpointCard.read(final)
+    assert (card.target, card.with_html, card.html_chars, card.hints, card.after) == (
+        "edit",
+        True,
+        300,
+        True,
+        "",
+    )
+    # the card records the completion budget measured from the edits, as config.json does
+    budget = json.loads((tmp_path / "config.json").read_text())["max_completion_length"]
+    assert card.completion_budget == budget and card.preset == "small"
     backend = TransformersBackend(final, device="cpu", max_new_tokens=4)
     backend.use_renderer(renderer)
     assert backend.hints and backend.html_chars == 300
@@ -305,8 +326,8 @@ def test_after_sim_the_target_is_the_apps_reaction_and_the_checkpoint_runs_after
     )
     cfg.max_train_examples = 4
     final = train(cfg, echo=lambda s: None)
-    opts = json.loads((final / "worldmodel.json").read_text())
-    assert opts["after"] == "sim" and "min_confidence" in opts  # calibrated on the validation split
+    raw = json.loads((final / "worldmodel.json").read_text())
+    assert raw["after"] == "sim" and "min_confidence" in raw  # calibrated on the validation split
     gate = json.loads((tmp_path / "figures.json").read_text())["gate"]
     assert gate["transitions"] == len(load_corpus()["validation"]) and gate["kept"] <= gate["edits"]
     assert gate["gain_gated"] >= gate["gain_ungated"]  # the gate is chosen so: never worse on validation
@@ -317,11 +338,11 @@ def test_after_sim_the_target_is_the_apps_reaction_and_the_checkpoint_runs_after
     # a gate no edit reaches keeps the sim's screen; the confidence is reported
     with WorldModel.load(f"hf:{final}", renderer=renderer, max_new_tokens=8, min_confidence=0.0) as wm:
         p = wm.predict(t.screen, t.action, mode="edit")
-        gated = wm.stages[-1]._gated(Completion('text 1 "x"', "", -1.0))
+        gated = wm.stages[-1]._gated(Completion('text 1 "x"', confidence=-1.0))
     with WorldModel.load("sim", renderer=renderer) as sim:
         assert p.ok and p.html == sim.predict(t.screen, t.action, mode="edit").html
     assert p.confidence is not None and p.confidence < 0
-    assert gated == "" and "below the gate 0.00" in gated.note and gated.confidence == -1.0
+    assert gated.text == "" and "below the gate 0.00" in gated.note and gated.confidence == -1.0
 
 
 def test_the_gate_keeps_the_edits_that_the_threshold_pays_for():
@@ -336,3 +357,47 @@ def test_the_gate_keeps_the_edits_that_the_threshold_pays_for():
     assert gate == pytest.approx(-0.3) and gated == pytest.approx(0.5)
     assert choose_gate([-0.3, -0.2], [1.2, 1.1], [1.0, 1.0])[0] is None  # every edit pays: no gate
     assert choose_gate([-0.3, -0.2], [0.5, 0.9], [1.0, 1.0])[0] == KEEP_NONE  # none does
+
+
+def test_wm_eval_runs_an_after_sim_edit_checkpoint_as_predict_next_does(tmp_path, renderer):
+    """A checkpoint trained --after sim --target edit: `wm eval` loads it as sim+checkpoint, asks it
+    for edits with the HTML budget its card recorded, and scores it as predict_next runs it."""
+    from typer.testing import CliRunner
+
+    from render.metrics import fidelity
+    from wmcli import app as cli
+    from worldmodel import WorldModel, predict_next
+
+    cfg = _cfg(
+        tmp_path, target="edit", with_html=True, after="sim", sft_steps=1, grpo_steps=0, max_train_examples=2
+    )
+    final = train(cfg, echo=lambda s: None)
+    card = CheckpointCard.read(final)
+    assert (card.target, card.after, card.html_chars, card.preset) == ("edit", "sim", 300, "tiny")
+    out = tmp_path / "eval"
+    args = [
+        "eval",
+        "-m",
+        str(final),
+        "--split",
+        "test",
+        "--limit",
+        "3",
+        "-o",
+        str(out),
+        "--max-new-tokens",
+        "16",
+    ]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    fig = json.loads((out / "figures.json").read_text())["backends"][str(final)]
+    # the sim ran first, edits were asked for, and the prompts had the card's budget, not a default
+    assert fig["model"] == f"sim+hf:{final}" and fig["mode"] == "edit"
+    assert fig["card"]["html_chars"] == 300 and fig["card"]["after"] == "sim"
+    ts = list(iter_transitions(load_corpus()["test"].select(range(3))))
+    with WorldModel.load(str(final), renderer=renderer, max_new_tokens=16) as wm:
+        assert [b.name for b in wm.stages][0] == "sim" and wm.stages[-1].html_chars == 300
+        preds = [predict_next(t.screen, t.action, t.goal, model=wm) for t in ts]
+    assert all(p.edit is not None for p in preds)  # the card's mode: edit
+    ssim = [fidelity(p.image, t.next_screen.array)["ssim"] if p.ok else 0.0 for p, t in zip(preds, ts)]
+    assert fig["ssim"] == pytest.approx(sum(ssim) / len(ssim), abs=1e-6)

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from corpus.store import iter_transitions, load_corpus
 from wmcli import app as cli
-from worldmodel import Action, Screen, predict_next
-from worldmodel.backends import load_backend
+from worldmodel import Action, Screen, SpecError, WorldModel, predict_next
 from worldmodel.backends.hf import TransformersBackend
+from worldmodel.backends.retrieval import RetrievalBackend
 from worldmodel.extract import extract_html, root_size
 from worldmodel.prompt import build_messages, draw_action
 from worldmodel.tiny import build_tiny
@@ -100,7 +100,7 @@ def test_copy_backend_renders_the_current_screen(test_transitions, renderer):
 def test_retrieval_backend_returns_a_recorded_next_screen(renderer):
     from render.metrics import ssim, text_f1
 
-    backend = load_backend("retrieval")
+    backend = RetrievalBackend.from_corpus()
     t = next(iter_transitions(load_corpus()["train"].select([5])))
     p = predict_next(t.screen, t.action, model=backend, renderer=renderer)  # a training query finds itself
     assert p.ok and text_f1(p.html, t.next_screen.html) == 1.0
@@ -133,8 +133,8 @@ def test_edit_tries_keep_an_edit_that_applies_or_the_screen(tiny_ckpt, test_tran
     outs = backend.complete_edits([Query(t.screen, t.action, t.goal) for t in ts])
     assert len(outs) == len(ts)
     for t, c in zip(ts, outs):
-        assert try_apply(t.screen.html, extract_edit(c))[1] is None
-        assert c or "none of 3 edits applied" in c.note
+        assert try_apply(t.screen.html, extract_edit(c.text))[1] is None
+        assert c.text or "none of 3 edits applied" in c.note
     with pytest.raises(ValueError, match="edit_tries"):
         TransformersBackend(tiny_ckpt, device="cpu", edit_tries=0)
 
@@ -142,8 +142,8 @@ def test_edit_tries_keep_an_edit_that_applies_or_the_screen(tiny_ckpt, test_tran
 def test_missing_checkpoint_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="no model checkpoint"):
         TransformersBackend(tmp_path / "none")
-    with pytest.raises(ValueError, match="unknown model 'bogus'"):
-        load_backend("bogus")
+    with pytest.raises(SpecError, match="unknown model 'bogus'"):
+        WorldModel.load("bogus")
 
 
 def test_openai_compatible_endpoint(test_transitions, renderer):
@@ -157,8 +157,7 @@ def test_openai_compatible_endpoint(test_transitions, renderer):
 
     t = test_transitions[2]
     with chat_server(reply) as (url, seen):
-        backend = load_backend(f"openai:{url}#wm-test")
-        p = predict_next(t.screen, t.action, t.goal, model=backend, renderer=renderer)
+        p = predict_next(t.screen, t.action, t.goal, model=f"openai:{url}#wm-test", renderer=renderer)
     path, body = seen[0]
     assert path == "/v1/chat/completions" and body["model"] == "wm-test"
     w, h = t.screen.size
@@ -273,3 +272,113 @@ def _check_report_in_chromium(report, names, n):
         )
         assert shown and set(shown) == {app}
         b.close()
+
+
+def test_check_backend_passes_every_shipped_backend(tiny_ckpt, renderer):
+    from worldmodel import check_backend
+
+    specs = ["copy", "sim", "retrieval", f"hf:{tiny_ckpt}"]
+    with chat_server(lambda body: "<html><body><p>next</p></body></html>") as (url, _):
+        for spec in [*specs, f"openai:{url}#wm-test"]:
+            with WorldModel.load(spec, renderer=renderer, only_known_options=True, max_new_tokens=4) as wm:
+                for b in wm.stages:
+                    check_backend(b, renderer)
+
+
+def test_check_backend_names_what_a_broken_backend_gets_wrong():
+    from worldmodel import Backend, BackendContractError, check_backend
+
+    class NoName(Backend):
+        edits = True  # but no complete_edits of its own
+
+        def complete(self, queries):
+            return ["<p>x</p>"]
+
+    with pytest.raises(BackendContractError) as e:
+        check_backend(NoName())
+    msg = str(e.value)
+    assert "NoName" in msg and "name is empty" in msg and "edits is True but complete_edits" in msg
+
+    class OneAnswer(Backend):
+        name = "one"
+        OPTIONS = ("speed",)
+
+        def complete(self, queries):
+            return [b"<p>x</p>"]  # one answer, and bytes, whatever it is asked
+
+    with pytest.raises(BackendContractError) as e:
+        check_backend(OneAnswer())
+    assert "its constructor takes no option(s) speed" in str(e.value)
+    OneAnswer.OPTIONS = ()
+    with pytest.raises(BackendContractError) as e:
+        check_backend(OneAnswer())
+    msg = str(e.value)
+    assert "complete returned 1 completions for 2 queries" in msg and "completion 0 is bytes" in msg
+
+    class Duck:
+        name = "duck"
+
+        def complete(self, queries):
+            return ["" for _ in queries]
+
+    with pytest.raises(BackendContractError, match="is not a worldmodel.Backend.*lacks OPTIONS"):
+        check_backend(Duck())
+    with pytest.raises(TypeError, match="subclass worldmodel.Backend"):
+        WorldModel(Duck())
+
+
+def test_the_checkpoint_card_round_trips_and_old_cards_still_load(tmp_path, tiny_ckpt):
+    import shutil
+
+    from worldmodel import CardError, CheckpointCard
+
+    card = CheckpointCard(
+        target="edit", html_chars=1500, hints=True, after="sim", min_confidence=-0.4, completion_budget=40
+    )
+    card.write(tmp_path)
+    assert CheckpointCard.read(tmp_path) == card and [p.name for p in tmp_path.iterdir()] == [
+        "worldmodel.json"
+    ]
+    assert (
+        CheckpointCard.read(tmp_path / "nowhere") is None
+        and CheckpointCard.of(tmp_path / "nowhere").target == "document"
+    )
+    # the five keys training wrote before the card: an edit checkpoint said so only by its edit-only keys
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "worldmodel.json").write_text(
+        json.dumps(
+            {"with_html": True, "html_chars": 1500, "hints": True, "after": "sim", "min_confidence": -0.4}
+        )
+    )
+    assert CheckpointCard.read(old) == CheckpointCard(
+        target="edit", html_chars=1500, hints=True, after="sim", min_confidence=-0.4
+    )
+    (old / "worldmodel.json").write_text(
+        json.dumps({"with_html": False, "html_chars": 6000, "hints": False, "after": ""})
+    )
+    assert CheckpointCard.read(old) == CheckpointCard(target="document", with_html=False, html_chars=6000)
+    for bad, why in [
+        ({"target": "poem"}, "target 'poem'"),
+        ({"version": 2, "html_chars": "lots"}, "html_chars 'lots'"),
+        ({"version": 2, "gate": 1}, "unknown card field"),
+        ({"version": 99}, "newer"),
+    ]:
+        (old / "worldmodel.json").write_text(json.dumps(bad))
+        with pytest.raises(CardError, match=f"worldmodel.json.*{why}"):
+            CheckpointCard.read(old)
+    (old / "worldmodel.json").write_text("{not json")
+    with pytest.raises(CardError, match="not readable JSON"):
+        CheckpointCard.read(old)
+    # an old after-sim checkpoint loads as sim+checkpoint, asked for edits with its budget
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(tiny_ckpt, ckpt)
+    (ckpt / "worldmodel.json").write_text(
+        json.dumps(
+            {"with_html": True, "html_chars": 700, "hints": False, "after": "sim", "min_confidence": None}
+        )
+    )
+    with WorldModel.load(f"hf:{ckpt}", max_new_tokens=4) as wm:
+        assert wm.name == f"sim+hf:{ckpt}" and wm.mode == "edit" and wm.stages[-1].html_chars == 700
+    with WorldModel.load(f"hf:{ckpt}", max_new_tokens=4, html_chars=900) as wm:
+        assert wm.stages[-1].html_chars == 900 and wm.stages[-1].card.html_chars == 900  # an option wins

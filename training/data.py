@@ -207,7 +207,7 @@ def app_hints(ts, renderer, applied: list[bool] | None = None) -> list[str]:
             [Query(ts[i].screen, ts[i].action, ts[i].goal, applied=done[i]) for i in mine]
         )
         for i, hint in zip(mine, got):
-            out[i] = str(hint)
+            out[i] = hint.text
     return out
 
 

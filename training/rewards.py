@@ -16,6 +16,7 @@ from render.metrics import (
     LPIPS,
     MetricUnavailable,
     blur_ssim,
+    pixels_off,
     ssim,
     ssim_many,
     text_f1,
@@ -171,16 +172,14 @@ def _as_action(a) -> Action | None:
         return None
 
 
-def _changed(a: np.ndarray, b: np.ndarray, box=None, tol: int = 24) -> float:
-    """Fraction of pixels (in box) that differ noticeably between two same-size screens."""
+def _changed(a: np.ndarray, b: np.ndarray, box=None) -> float:
+    """Share of pixels (in box) that differ noticeably between two screens (render.metrics.pixels_off)."""
     if a.shape != b.shape:
         b = np.asarray(Image.fromarray(b).resize((a.shape[1], a.shape[0])))
     if box is not None:
         x0, y0, x1, y1 = box
         a, b = a[y0:y1, x0:x1], b[y0:y1, x0:x1]
-    if a.size == 0:
-        return 0.0
-    return float((np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2) > tol).mean())
+    return pixels_off(a, b) if a.size else 0.0
 
 
 class ActionReward(_RenderedReward):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from worldmodel.backends.hf import PROMPT_FILE
+from worldmodel.card import CheckpointCard
 from worldmodel.dataset import load_corpus, row_action
 from worldmodel.device import on_cpu, resolve_device, resolve_dtype
 
@@ -89,6 +89,14 @@ def _last_checkpoint(d: Path) -> str | None:
     from transformers.trainer_utils import get_last_checkpoint
 
     return get_last_checkpoint(str(d)) if d.is_dir() else None
+
+
+def _resumed_step(d: Path, resume: bool) -> int:
+    """The global step a stage resumes from: its last checkpoint's, 0 when it starts afresh."""
+    last = _last_checkpoint(d) if resume else None
+    if last is None:
+        return 0
+    return int(json.loads((Path(last) / "trainer_state.json").read_text())["global_step"])
 
 
 def run_sft(cfg: TrainConfig, model, processor, examples, steps: int, out: Path, resume: bool = False):
@@ -224,28 +232,31 @@ def _target(example: dict) -> str:
     return example["completion"][0]["content"][0]["text"]
 
 
+def checkpoint_card(cfg: TrainConfig) -> CheckpointCard:
+    """What a checkpoint trained with `cfg` writes and how its prompts looked (worldmodel/card.py),
+    so loading it asks it the same way. `cfg.max_completion_length` is the budget training
+    sampled to (in edit mode, measured from the training edits before this is called)."""
+    edit = cfg.target == "edit"
+    return CheckpointCard(
+        target=cfg.target,
+        with_html=cfg.with_html,
+        html_chars=cfg.max_prompt_html_chars,
+        hints=cfg.hints and edit,
+        # hints at prediction time come from the corpus training took them from
+        hint_corpus=str(Path(cfg.corpus).resolve()) if (cfg.hints and edit and cfg.corpus) else None,
+        after=cfg.after if edit else "",
+        completion_budget=cfg.max_completion_length,
+        preset=cfg.preset,
+        base_model=cfg.model_path or "",
+    )
+
+
 def _save(trainer, processor, path: Path, cfg: TrainConfig) -> Path:
     trainer.save_model(str(path))
     processor.save_pretrained(str(path))
     processor.tokenizer.save_pretrained(str(path))
-    # how the prompts looked, so loading the checkpoint builds them the same way
-    _write_options(
-        path,
-        {
-            "with_html": cfg.with_html,
-            "html_chars": cfg.max_prompt_html_chars,
-            "hints": cfg.hints and cfg.target == "edit",
-            "after": cfg.after if cfg.target == "edit" else "",
-        },
-    )
+    checkpoint_card(cfg).write(path)
     return path
-
-
-def _write_options(path: Path, opts: dict) -> None:
-    """The checkpoint's worldmodel.json, written whole or not at all."""
-    tmp = path / (PROMPT_FILE + ".tmp")
-    tmp.write_text(json.dumps(opts, indent=2))
-    tmp.replace(path / PROMPT_FILE)
 
 
 def _calibrate(final: Path, validation, echo: Callable[[str], None]) -> dict:
@@ -258,7 +269,7 @@ def _calibrate(final: Path, validation, echo: Callable[[str], None]) -> dict:
 
     with Renderer() as renderer:
         gate, figs = calibrate_gate(final, list(iter_transitions(validation)), renderer)
-    _write_options(final, {**json.loads((final / PROMPT_FILE).read_text()), "min_confidence": gate})
+    CheckpointCard.of(final).updated(min_confidence=gate).write(final)
     echo(
         f"edit gate: {'none' if gate is None else f'{gate:.3f}'} (validation: {figs['kept']} of"
         f" {figs['edits']} edits kept; gain over keeping the screen {figs['gain_gated']:+.4f},"
@@ -267,12 +278,18 @@ def _calibrate(final: Path, validation, echo: Callable[[str], None]) -> dict:
     return {"min_confidence": gate, **figs}
 
 
+def _write_json(path: Path, data) -> None:
+    """`path` written whole or not at all."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2))
+    tmp.replace(path)
+
+
 def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = print) -> Path:
     """Run both stages; returns the final checkpoint folder (loadable by predict_next and wm eval)."""
     torch.manual_seed(cfg.seed)
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2))
     dd = load_corpus(cfg.corpus)
     train_ds = dd["train"]
     examples = training_examples(cfg, train_ds)
@@ -286,21 +303,27 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     if cfg.target == "edit":
         cfg = replace(cfg, max_completion_length=completion_budget(imitate, processor.tokenizer, cfg))
         echo(f"edit targets: GRPO completions up to {cfg.max_completion_length} tokens")
+    # the run's configuration as it trains: with the measured completion budget, not the preset's
+    _write_json(out / "config.json", cfg.to_dict())
     echo(f"model: {start} ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters)")
 
     figures: dict = {}
     if cfg.sft_steps > 0:
         echo(f"stage 1: SFT for {cfg.sft_steps} steps")
+        start_step = _resumed_step(out / "sft", resume)
         trainer, result = run_sft(cfg, model, processor, imitate, cfg.sft_steps, out / "sft", resume)
         figures["sft_loss"] = result.training_loss
         figures["sft_steps_per_s"] = result.metrics.get("train_steps_per_second")
+        figures["sft_steps"] = {"resumed_from": start_step, "global_step": trainer.state.global_step}
         _save(trainer, processor, out / "sft" / "final", cfg)
         model = trainer.model
     if cfg.grpo_steps > 0:
         echo(f"stage 2: GRPO for {cfg.grpo_steps} steps, {cfg.num_generations} renders per prompt")
+        start_step = _resumed_step(out / "grpo", resume)
         trainer, result = run_grpo(
             cfg, model, processor, grpo_examples(examples), cfg.grpo_steps, out / "grpo", resume
         )
+        figures["grpo_steps"] = {"resumed_from": start_step, "global_step": trainer.state.global_step}
         rewards = [h for h in trainer.state.log_history if "reward" in h]
         figures["grpo_reward_first"] = rewards[0]["reward"] if rewards else None
         figures["grpo_reward_last"] = rewards[-1]["reward"] if rewards else None
@@ -308,7 +331,7 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     final = _save(trainer, processor, out / "final", cfg) if (cfg.sft_steps or cfg.grpo_steps) else start
     if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:
         figures["gate"] = _calibrate(final, dd["validation"], echo)
-    (out / "figures.json").write_text(json.dumps(figures, indent=2))
+    _write_json(out / "figures.json", figures)
     echo(f"saved {final}: {json.dumps(figures)}")
     return final
 

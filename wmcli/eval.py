@@ -19,25 +19,30 @@ def eval_command(
         Path("runs/eval"), "-o", "--out", file_okay=False, help="folder for report.html and figures.json"
     ),
     device: str = typer.Option("auto", help="for hf backends: cpu, cuda, cuda:1, auto"),
-    max_new_tokens: int = typer.Option(1024, min=1, help="for hf backends"),
+    max_new_tokens: int = typer.Option(
+        None, min=1, help="for hf backends (default: the backend's, as predict_next uses it)"
+    ),
     html_chars: int = typer.Option(
-        6000, min=0, help="for hf backends: the prompt's HTML budget (as in training)"
+        None, min=0, help="for hf backends: the prompt's HTML budget (default: the checkpoint's card)"
     ),
     mode: str = typer.Option(
-        "document", help="document, edit or auto (edit where the current HTML is known)"
+        None,
+        help="document, edit or auto (edit where the current HTML is known); default: each model's own "
+        "(a checkpoint's card, else document)",
     ),
     edit_tries: int = typer.Option(
-        1, min=1, help="for hf backends in edit mode: edits to try until one applies in full, else no change"
+        None,
+        min=1,
+        help="for hf backends in edit mode: edits to try until one applies in full, else no change",
     ),
 ) -> None:
     """Render each backend's predictions and score them; writes a side-by-side report."""
     from render import Renderer
-    from worldmodel.backends.base import load_stage
     from worldmodel.dataset import CorpusError, iter_transitions, load_corpus
     from worldmodel.evaluate import evaluate
     from worldmodel.prompt import MODES
 
-    if mode not in MODES:
+    if mode is not None and mode not in MODES:
         raise typer.BadParameter(f"{mode!r} is not one of {', '.join(MODES)}", param_hint="--mode")
     specs = [parse_model(m) for m in model]
     try:
@@ -55,23 +60,13 @@ def eval_command(
         typer.echo(f"skipped a bad record: {s}", err=True)
     from worldmodel.model import WorldModel
 
+    opts = dict(device=device, max_new_tokens=max_new_tokens, html_chars=html_chars, edit_tries=edit_tries)
     with Renderer() as r:
         backends = {}
         for name, spec in zip(model, specs):
-            stages = []
-            for stage in spec.stages:
-                if stage.kind == "retrieval" and not stage.arg and corpus:
-                    stage = type(stage)("retrieval", str(corpus))  # look up this corpus' training split
-                stages.append(
-                    load_stage(
-                        stage,
-                        device=device,
-                        max_new_tokens=max_new_tokens,
-                        html_chars=html_chars,
-                        edit_tries=edit_tries,
-                    )
-                )
-            backends[name] = WorldModel(stages, r, name)
+            if corpus:  # a bare `retrieval` looks up this corpus' training split
+                spec = spec.with_corpus(str(corpus))
+            backends[name] = WorldModel.load(spec, r, only_known_options=True, **opts)
         figures = evaluate(backends, transitions, r, out, modes=mode)
     typer.echo(json.dumps(figures, indent=2))
     typer.echo(f"report: {out / 'report.html'}")

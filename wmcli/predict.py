@@ -31,7 +31,9 @@ def predict_command(
     model: str = typer.Option("retrieval", help=MODEL_HELP),
     scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor of the screenshot"),
     mode: str = typer.Option(
-        "document", help="document, edit (the model edits --html; the edit goes beside --out) or auto"
+        None,
+        help="document, edit (the model edits --html; the edit goes beside --out) or auto; "
+        "default: the model's own (a checkpoint's card, else document)",
     ),
 ) -> None:
     """Predict the screen after ACTION on SCREEN."""
@@ -39,7 +41,7 @@ def predict_command(
     from worldmodel.prompt import MODES
     from worldmodel.types import Action, Screen, read_html
 
-    if mode not in MODES:
+    if mode is not None and mode not in MODES:
         raise typer.BadParameter(f"{mode!r} is not one of {', '.join(MODES)}", param_hint="--mode")
 
     spec = parse_model(model)

@@ -13,11 +13,13 @@ import importlib
 from render import Renderer, RenderError, Viewport
 
 from . import offline  # noqa: F401 - imported first: hub kernels off, hub offline, before transformers loads
+from .backends.base import Backend, BackendContractError, check_backend
+from .card import CardError, CheckpointCard
 from .dataset import CorpusError, iter_transitions, load_corpus
-from .model import WorldModel, as_world_model
+from .model import WorldModel
 from .predict import clear_cache, predict_many, predict_next
 from .spec import ModelSpec, SpecError, parse_spec
-from .types import ACTION_TYPES, Action, Prediction, Query, Screen, Transition
+from .types import ACTION_TYPES, Action, Completion, Prediction, Query, Screen, Transition
 
 _PLANNING = (
     "Candidate",
@@ -56,6 +58,11 @@ def __getattr__(name: str):
 __all__ = [
     "ACTION_TYPES",
     "Action",
+    "Backend",
+    "BackendContractError",
+    "CardError",
+    "CheckpointCard",
+    "Completion",
     "CorpusError",
     "ModelSpec",
     "Prediction",
@@ -67,7 +74,7 @@ __all__ = [
     "Transition",
     "Viewport",
     "WorldModel",
-    "as_world_model",
+    "check_backend",
     "clear_cache",
     "iter_transitions",
     "load_corpus",

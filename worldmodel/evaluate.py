@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -37,13 +38,14 @@ def evaluate(
     out_dir: str | Path | None = None,
     lpips: LPIPS | None | str = "auto",
     batch: int = 8,
-    modes: dict[str, str] | str = "document",
+    modes: dict[str, str] | str | None = None,
 ) -> dict:
     """Per backend: SSIM, LPIPS, text F1, element F1, render-failure rate, latency, copy-correlation,
     and what it generated (characters of completion; in edit mode, of the edit).
 
     A value of `backends` is a Backend or a WorldModel (e.g. `sim+retrieval`); `modes` gives
-    each name its prediction mode ("document", "edit", "auto"), or one mode for all.
+    each name its prediction mode ("document", "edit", "auto"), or one mode for all; a name
+    without one is asked in its own mode (a checkpoint's card, else "document").
     figures["per_app"][app] holds the app's transition count and, per backend, its mean SSIM,
     text F1 and gain over the screenshot copy."""
     if lpips == "auto":
@@ -95,8 +97,8 @@ def evaluate(
                 "edit_failed",
             )
         }
-        mode = modes if isinstance(modes, str) else modes.get(name, "document")
-        wm = backend if isinstance(backend, WorldModel) else WorldModel(backend, renderer)
+        wm = WorldModel.load(backend, renderer)  # a WorldModel as it is, a Backend wrapped
+        mode = (modes if isinstance(modes, str) else (modes or {}).get(name)) or wm.mode
         for s in range(0, len(transitions), batch):
             chunk = transitions[s : s + batch]
             preds = wm.predict_many([Query(t.screen, t.action, t.goal) for t in chunk], mode)
@@ -144,6 +146,10 @@ def evaluate(
             "render_failure_rate": _mean(per["failed"]),
             "latency_s": _mean(per["latency_s"]),
             "mode": mode,
+            # what ran: the stages (a checkpoint trained after the sim runs as sim+PATH) and the
+            # last stage's checkpoint card as it ran, options applied
+            "model": wm.name,
+            "card": None if wm.stages[-1].card is None else asdict(wm.stages[-1].card),
             "generated_chars": _mean(per["generated_chars"]),
             "edit_failure_rate": _mean(per["edit_failed"]),
             "gain_over_copy": _mean(per["gain"]),

@@ -1,7 +1,12 @@
 """WorldModel: the one object users hold. Load a spec, predict, roll out, close.
 
-It owns (or borrows) a renderer, keeps its loaded backends for its own lifetime only, and sends
-every batch as one generation call per stage and one concurrent render batch.
+`WorldModel.load` is the one way a model spec becomes something that runs: every caller (`wm
+eval`, `wm predict`, `predict_next`, planning, revision, benchmarks) goes through it, so the
+rules of loading live here once: a checkpoint trained after the sim (its card's `after`) runs as
+`sim+CHECKPOINT`, options go to the stages that take them, and a checkpoint's card decides what
+it is asked for when a caller names no mode. It owns (or borrows) a renderer, keeps its loaded
+backends for its own lifetime only, and sends every batch as one generation call per stage and
+one concurrent render batch.
 """
 
 from __future__ import annotations
@@ -11,12 +16,12 @@ from collections.abc import Sequence
 
 from render import Renderer, RenderError
 
-from .backends.base import Backend, load_stage, option_names
+from .backends.base import Backend, backend_class
 from .edit import apply_lenient, diff, extract_edit, try_apply
 from .extract import extract_html
 from .prompt import MODES
 from .spec import BackendSpec, ModelSpec, parse_spec
-from .types import Action, Prediction, Query, Screen
+from .types import Action, Completion, Prediction, Query, Screen
 
 
 class WorldModel:
@@ -28,6 +33,9 @@ class WorldModel:
     An edit with lines that cannot be applied (a wrong number, an unclosed quote) is carried out
     without them, and `Prediction.edit_error` names the first such line; with `strict_edits`
     such an edit yields no screen at all (`render_error`), as rewards treat it.
+
+    `mode` is what a prediction asks for when its caller names none: by default the last
+    stage's `target` (a checkpoint trained on edits is asked for edits).
     """
 
     def __init__(
@@ -36,38 +44,72 @@ class WorldModel:
         renderer: Renderer | None = None,
         name: str = "",
         strict_edits: bool = False,
+        mode: str | None = None,
     ):
         self.stages = list(stages) if isinstance(stages, (list, tuple)) else [stages]
         if not self.stages:
             raise ValueError("a WorldModel needs at least one backend")
+        for b in self.stages:
+            if not isinstance(b, Backend):
+                raise TypeError(
+                    f"not a backend: {type(b).__name__} (subclass worldmodel.Backend; "
+                    "worldmodel.check_backend says what it lacks)"
+                )
         self._owns_renderer = renderer is None
         self._renderer = renderer
-        self.name = name or "+".join(getattr(b, "name", type(b).__name__) for b in self.stages)
+        self.name = name or "+".join(b.name or type(b).__name__ for b in self.stages)
         self.strict_edits = strict_edits
+        self.mode = mode or self.stages[-1].target
+        if self.mode not in MODES:
+            raise ValueError(f"mode {self.mode!r} is not one of {', '.join(MODES)}")
 
     @classmethod
     def load(
-        cls, spec: str | ModelSpec, renderer: Renderer | None = None, strict_edits: bool = False, **options
+        cls,
+        spec: str | ModelSpec | Backend | WorldModel,
+        renderer: Renderer | None = None,
+        strict_edits: bool = False,
+        only_known_options: bool = False,
+        **options,
     ) -> WorldModel:
-        """Load every stage of `spec`; options (device, dtype, max_new_tokens, api_key, ...) go to
-        the stages that take them, and an option no stage takes is an error."""
+        """Load every stage of `spec` (a spec string or ModelSpec; a Backend is wrapped and a
+        WorldModel returned as it is, neither taking options).
+
+        Options (device, dtype, max_new_tokens, html_chars, api_key, ...) go to the stages that
+        take them; an option left None is not given, so the stage's default (for a checkpoint:
+        its card's value) holds. An option no stage takes is an error, unless
+        `only_known_options` (a command line's flags shared by several models). A checkpoint
+        trained on the sim's screens (its card's `after`) runs after the sim: `sim+PATH`."""
+        if isinstance(spec, (WorldModel, Backend)):
+            if options:
+                raise ValueError(
+                    f"options {', '.join(sorted(options))} need a spec to load, not a loaded model"
+                )
+            return spec if isinstance(spec, WorldModel) else cls(spec, renderer, strict_edits=strict_edits)
         ms = parse_spec(spec)
-        known = set().union(*(option_names(s.kind) for s in ms.stages))
+        options = {k: v for k, v in options.items() if v is not None}
+        known = set().union(*(backend_class(s.kind).OPTIONS for s in ms.stages))
         unknown = set(options) - known
-        if unknown:
+        if unknown and not only_known_options:
             raise ValueError(
                 f"model {str(ms)!r} takes no option(s) {', '.join(sorted(unknown))} "
                 f"(it takes: {', '.join(sorted(known)) or 'none'})"
             )
-        stages, names = [], []
-        for s in ms.stages:
-            backend = load_stage(s, **options)
-            # a checkpoint trained on the sim's screens (`wm train --after sim`) runs after the sim
-            if getattr(backend, "after", "") == "sim" and (not names or names[-1] != "sim"):
-                stages.append(load_stage(BackendSpec("sim"), **options))
-                names.append("sim")
-            stages.append(backend)
-            names.append(str(s))
+        stages: list[Backend] = []
+        names: list[str] = []
+        try:
+            for s in ms.stages:
+                backend = _build(s, options)
+                # a checkpoint trained on the sim's screens (`wm train --after sim`) runs after the sim
+                if backend.after == "sim" and (not names or names[-1] != "sim"):
+                    stages.append(_build(BackendSpec("sim"), options))
+                    names.append("sim")
+                stages.append(backend)
+                names.append(str(s))
+        except BaseException:
+            for b in stages:
+                b.close()
+            raise
         return cls(stages, renderer, "+".join(names), strict_edits)
 
     @property
@@ -78,18 +120,20 @@ class WorldModel:
 
     # ---- predicting --------------------------------------------------------------
     def predict(
-        self, screen: Screen, action: Action, goal: str | None = None, mode: str = "document"
+        self, screen: Screen, action: Action, goal: str | None = None, mode: str | None = None
     ) -> Prediction:
         """The next screen after `action` on `screen`, as HTML and rendered pixels."""
         return self.predict_many([Query(screen, action, goal)], mode)[0]
 
-    def predict_many(self, queries: Sequence[Query], mode: str = "document") -> list[Prediction]:
+    def predict_many(self, queries: Sequence[Query], mode: str | None = None) -> list[Prediction]:
         """A batch: one generation call per stage and one concurrent render batch per stage.
 
         `mode` "document": every backend writes the next screen whole. "edit": it writes an edit
         of the current screen (worldmodel/edit.py) that is applied, and the Prediction keeps
         both; a backend that only writes documents has its document diffed into the edit, and a
-        screen without HTML gets a document. "auto": edit where the current HTML is known."""
+        screen without HTML gets a document. "auto": edit where the current HTML is known.
+        None: this WorldModel's `mode` (the last stage's target, e.g. a checkpoint's card)."""
+        mode = mode or self.mode
         if mode not in MODES:
             raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
         queries = [q if isinstance(q, Query) else Query(*q) for q in queries]
@@ -121,11 +165,10 @@ class WorldModel:
         return preds
 
     def _stage(self, backend: Backend, queries: list[Query], edit: list[bool]) -> list[Prediction]:
-        if hasattr(backend, "use_renderer"):  # backends that act in a browser share this one
-            backend.use_renderer(self.renderer)
+        backend.use_renderer(self.renderer)  # backends that act in a browser share this one
         t0 = time.perf_counter()
-        native = callable(getattr(backend, "complete_edits", None))
-        completions: list = [None] * len(queries)
+        native = backend.edits
+        completions: list[Completion] = [Completion("")] * len(queries)
         groups = [[i for i, e in enumerate(edit) if e == want] for want in (True, False)]
         for want_edit, idx in zip((True, False), groups):
             if not idx:
@@ -135,7 +178,7 @@ class WorldModel:
             if len(got) != len(sub):
                 raise RuntimeError(f"backend {backend.name} returned {len(got)} completions for {len(sub)}")
             for i, c in zip(idx, got):
-                completions[i] = c
+                completions[i] = Completion.of(c)
         gen_s = (time.perf_counter() - t0) / len(queries)
         docs: list[tuple[str, bool]] = []
         edits: list[str | None] = []
@@ -144,7 +187,7 @@ class WorldModel:
         for q, c, e in zip(queries, completions, edit):
             err = edit_err = None
             if e and native:
-                ed = extract_edit(c)
+                ed = extract_edit(c.text)
                 html, edit_err = try_apply(q.screen.html, ed)
                 if edit_err is not None and self.strict_edits:
                     err = edit_err
@@ -154,11 +197,11 @@ class WorldModel:
                 docs.append((html or "", False))
                 edits.append(ed)
             elif e:
-                html, repaired = extract_html(c)
+                html, repaired = extract_html(c.text)
                 docs.append((html, repaired))
                 edits.append(diff(q.screen.html, html))
             else:
-                docs.append(extract_html(c))
+                docs.append(extract_html(c.text))
                 edits.append(None)
             errors.append(err)
             edit_errors.append(edit_err)
@@ -178,21 +221,21 @@ class WorldModel:
                 Prediction(
                     html=html,
                     image=None if failed else res.pil(),
-                    completion=c,
+                    completion=c.text,
                     render_error=err if err is not None else (str(res) if failed else None),
                     timings={"generate_s": gen_s, "render_s": render_s},
                     repaired=repaired,
                     boxes=[] if failed else res.boxes,
-                    note=getattr(c, "note", ""),
+                    note=c.note,
                     edit=ed,
                     edit_error=edit_err,
-                    confidence=getattr(c, "confidence", None),
+                    confidence=c.confidence,
                 )
             )
         return out
 
     def rollout(
-        self, screen: Screen, actions: Sequence[Action], goal: str | None = None, mode: str = "document"
+        self, screen: Screen, actions: Sequence[Action], goal: str | None = None, mode: str | None = None
     ) -> list[Prediction]:
         """Imagine `actions` one after another from `screen`: one Prediction per step.
 
@@ -205,7 +248,7 @@ class WorldModel:
         screens: Sequence[Screen],
         plans: Sequence[Sequence[Action]],
         goal: str | None = None,
-        mode: str = "document",
+        mode: str | None = None,
     ) -> list[list[Prediction]]:
         """Several rollouts, batched across them at every depth."""
         if len(screens) != len(plans):
@@ -228,9 +271,7 @@ class WorldModel:
     # ---- lifetime ----------------------------------------------------------------
     def close(self) -> None:
         for b in self.stages:
-            close = getattr(b, "close", None)
-            if callable(close):
-                close()
+            b.close()
         if self._owns_renderer and self._renderer is not None:
             self._renderer.close()
             self._renderer = None
@@ -245,14 +286,7 @@ class WorldModel:
         return f"WorldModel({self.name!r})"
 
 
-def as_world_model(model, renderer: Renderer | None = None) -> WorldModel:
-    """A WorldModel from a spec string, a ModelSpec, a bare backend, or a WorldModel (returned as is)."""
-    if isinstance(model, WorldModel):
-        return model
-    if isinstance(model, (str, ModelSpec)):
-        return WorldModel.load(model, renderer)
-    if hasattr(model, "complete"):
-        return WorldModel(model, renderer)
-    raise TypeError(
-        f"not a world model: {type(model).__name__} (give a spec string, a backend or a WorldModel)"
-    )
+def _build(stage: BackendSpec, options: dict) -> Backend:
+    """One stage's backend, given the options it takes."""
+    cls = backend_class(stage.kind)
+    return cls.from_spec(stage, **{k: v for k, v in options.items() if k in cls.OPTIONS})

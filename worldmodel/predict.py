@@ -12,7 +12,8 @@ from collections import OrderedDict
 
 from render import Renderer
 
-from .model import WorldModel, as_world_model
+from .backends.base import Backend
+from .model import WorldModel
 from .spec import ModelSpec, parse_spec
 from .types import Action, Prediction, Query, Screen
 
@@ -28,11 +29,9 @@ def clear_cache() -> None:
             _cache.popitem(last=False)[1].close()
 
 
-def _model(model: str | ModelSpec | WorldModel, renderer: Renderer | None) -> WorldModel:
-    if isinstance(model, WorldModel):
-        return model
+def _model(model: str | ModelSpec | Backend | WorldModel, renderer: Renderer | None) -> WorldModel:
     if not isinstance(model, (str, ModelSpec)):
-        return as_world_model(model, renderer)  # a bare backend object: cheap to wrap, not cached
+        return WorldModel.load(model, renderer)  # a WorldModel as it is, a Backend wrapped: not cached
     key = (str(parse_spec(model)), id(renderer) if renderer is not None else 0)
     with _cache_lock:
         if key in _cache:
@@ -49,22 +48,23 @@ def predict_next(
     screen: Screen,
     action: Action,
     goal: str | None = None,
-    model: str | ModelSpec | WorldModel = "retrieval",
+    model: str | ModelSpec | Backend | WorldModel = "retrieval",
     renderer: Renderer | None = None,
-    mode: str = "document",
+    mode: str | None = None,
 ) -> Prediction:
     """The world model's next screen after `action` on `screen`, as HTML and as rendered pixels.
 
     `mode`: "document" (the model writes the whole next screen), "edit" (it writes an edit of
-    the current screen's HTML, kept in Prediction.edit) or "auto" (edit when the HTML is known)."""
+    the current screen's HTML, kept in Prediction.edit), "auto" (edit when the HTML is known) or
+    None: what the model was trained to write (a checkpoint's card; otherwise "document")."""
     return _model(model, renderer).predict(screen, action, goal, mode)
 
 
 def predict_many(
     queries: list[Query],
-    model: str | ModelSpec | WorldModel = "retrieval",
+    model: str | ModelSpec | Backend | WorldModel = "retrieval",
     renderer: Renderer | None = None,
-    mode: str = "document",
+    mode: str | None = None,
 ) -> list[Prediction]:
     """Batch version: one generation call and one concurrent render batch."""
     return _model(model, renderer).predict_many(queries, mode)

@@ -48,6 +48,15 @@ class ModelSpec:
     def __str__(self) -> str:
         return "+".join(str(s) for s in self.stages)
 
+    def with_corpus(self, corpus: str) -> ModelSpec:
+        """This spec with every bare `retrieval` stage looking up `corpus`."""
+        return ModelSpec(
+            tuple(
+                BackendSpec("retrieval", corpus) if s.kind == "retrieval" and not s.arg else s
+                for s in self.stages
+            )
+        )
+
 
 def _one(text: str, whole: str) -> BackendSpec:
     t = text.strip()

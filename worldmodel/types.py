@@ -282,19 +282,30 @@ class Query:
             raise TypeError(f"action must be a worldmodel Action, got {type(self.action).__name__}")
 
 
-class Completion(str):
-    """A backend's raw completion, with a note on how it was made when there is one to tell
-    (e.g. the sim falling back to copy because the screen had no HTML), and, from a model that
-    knows it, its mean log-probability per generated token."""
+@dataclass(frozen=True)
+class Completion:
+    """What a backend wrote for one query: the raw text (a document or an edit), a note on how it
+    was made when there is one to tell (e.g. the sim falling back to copy because the screen had
+    no HTML), and, from a model that knows it, its mean log-probability per generated token.
 
+    A backend may return a plain str instead: it stands for `Completion(text)`."""
+
+    text: str
     note: str = ""
     confidence: float | None = None
 
-    def __new__(cls, text: str, note: str = "", confidence: float | None = None):
-        obj = super().__new__(cls, text)
-        obj.note = note
-        obj.confidence = confidence
-        return obj
+    def __post_init__(self):
+        if not isinstance(self.text, str):
+            raise TypeError(f"a completion's text is a str, got {type(self.text).__name__}")
+
+    @classmethod
+    def of(cls, value: Completion | str) -> Completion:
+        """`value` as a Completion (a str is its text); TypeError for anything else."""
+        if isinstance(value, Completion):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        raise TypeError(f"a completion is a Completion or a str, got {type(value).__name__}")
 
 
 @dataclass

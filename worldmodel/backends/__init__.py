@@ -1,6 +1,6 @@
 """World-model backends: anything that turns (screen, action, goal) into next-screen HTML."""
 
-from ..types import Query
-from .base import Backend, load_backend, load_stage
+from ..types import Completion, Query
+from .base import Backend, BackendContractError, backend_class, check_backend
 
-__all__ = ["Backend", "Query", "load_backend", "load_stage"]
+__all__ = ["Backend", "BackendContractError", "Completion", "Query", "backend_class", "check_backend"]

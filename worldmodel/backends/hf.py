@@ -8,28 +8,27 @@ compiles the decode step on CUDA), and each answer's mean log-probability per to
 gate's confidence) summed on the device as tokens are chosen, read back once per batch. Nothing
 comes from a hub: hub kernels stay off unless `hub_kernels=True` (worldmodel/offline.py).
 
-A checkpoint trained here says in its `worldmodel.json` how its
-prompts looked (current HTML shown or not, its budget, hints), so loading it needs no options
-to match them.
+A checkpoint trained here carries its card (worldmodel/card.py): what it writes, how its prompts
+looked (current HTML shown or not, its budget, hints), whether it runs after the sim and its edit
+gate, so loading it needs no options to match them; an option given overrides the card's value.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from ..card import CheckpointCard
 from ..device import resolve_device, resolve_dtype
 from ..edit import extract_edit, try_apply
 from ..focus import action_targets
-from ..prompt import MAX_HTML_CHARS, build_messages, expand_follow
+from ..prompt import build_messages, expand_follow
 from ..transplant import reaction
 from ..types import Completion, Query
+from .base import Backend
 
 DEFAULT_MAX_NEW_TOKENS = 2048
 # the KV caches generate can use: transformers' growing one, or one allocated once (compilable)
 CACHES = ("dynamic", "static")
-# Written next to a trained checkpoint: the prompt options it was trained with.
-PROMPT_FILE = "worldmodel.json"
 RETRY_TEMPERATURE = 0.7  # sampling the further tries of an edit that did not apply
 
 
@@ -46,11 +45,13 @@ def _followed(completions: list[str], hints: list[str] | None) -> list[str]:
     return [expand_follow(c, h) for c, h in zip(completions, hints)]
 
 
-def _applies(q: Query, completion: str) -> bool:
-    return try_apply(q.screen.html or "", extract_edit(completion))[1] is None
+def _applies(q: Query, completion: Completion) -> bool:
+    return try_apply(q.screen.html or "", extract_edit(completion.text))[1] is None
 
 
-class TransformersBackend:
+class TransformersBackend(Backend):
+    edits = True
+
     def __init__(
         self,
         path: str | Path,
@@ -88,6 +89,9 @@ class TransformersBackend:
             raise ValueError("batch_size, max_new_tokens and edit_tries must be >= 1")
         if cache not in CACHES:
             raise ValueError(f"cache {cache!r} is not one of {', '.join(CACHES)}")
+        # how the checkpoint was trained to be asked (read before the weights: a bad card fails
+        # fast); every option left None takes its value
+        card = CheckpointCard.of(p)
         self.name = f"hf:{p.name}"
         self.device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, self.device)
@@ -103,23 +107,32 @@ class TransformersBackend:
         self.batch_size = batch_size
         # "static": a KV cache allocated once per generate call (compiled decode step on CUDA)
         self.cache = cache
-        trained = _prompt_options(p)
+        # what it writes when a caller names no mode: documents or edits
+        self.target = card.target
         # document prompts show the current HTML unless the model was trained without it
-        self.with_html = trained.get("with_html", True) if with_html is None else with_html
+        self.with_html = card.with_html if with_html is None else with_html
         # as long as the model saw in training
-        self.html_chars = html_chars or trained.get("html_chars", MAX_HTML_CHARS)
+        self.html_chars = card.html_chars if html_chars is None else html_chars
         # edit prompts show the nearest recorded transition's edit, re-addressed onto the screen,
         # from the training split of `hint_corpus` (None: the bundled corpus), as in training
-        self.hints = trained.get("hints", False) if hints is None else hints
-        self.hint_corpus = hint_corpus
+        self.hints = card.hints if hints is None else hints
+        self.hint_corpus = card.hint_corpus if hint_corpus is None else hint_corpus
         self._index = None
         # "sim": trained on the app's reaction to what the browser's physics made of the screen,
-        # so a WorldModel runs the sim stage before it (`sim+PATH`)
-        self.after = trained.get("after", "")
+        # so WorldModel.load runs the sim stage before it (`sim+PATH`)
+        self.after = card.after
         # an edit whose mean log-probability per token is below this is not carried out (the
         # screen is kept): None takes the gate the checkpoint was calibrated with, if any
-        gate = trained.get("min_confidence") if min_confidence is None else min_confidence
+        gate = card.min_confidence if min_confidence is None else min_confidence
         self.min_confidence = None if gate is None else float(gate)
+        # the card it runs with: the checkpoint's, with the options given in its place
+        self.card = card.updated(
+            with_html=self.with_html,
+            html_chars=self.html_chars,
+            hints=self.hints,
+            hint_corpus=None if self.hint_corpus is None else str(self.hint_corpus),
+            min_confidence=self.min_confidence,
+        )
         # edit prompts name the element the action acts on (worldmodel/focus.py), found from a
         # render of the current screen: the WorldModel lends its renderer
         self.focus = focus
@@ -155,10 +168,11 @@ class TransformersBackend:
     def from_spec(cls, spec, **options) -> TransformersBackend:
         return cls(spec.arg, **options)
 
-    def complete(self, queries: list[Query]) -> list[str]:
-        return self._batched(self._prompts(queries, "document"))[0]
+    def complete(self, queries: list[Query]) -> list[Completion]:
+        texts, confidences = self._batched(self._prompts(queries, "document"))
+        return [Completion(t, confidence=c) for t, c in zip(texts, confidences)]
 
-    def complete_edits(self, queries: list[Query]) -> list[str]:
+    def complete_edits(self, queries: list[Query]) -> list[Completion]:
         """One edit of each query's current screen (the edit-mode prompt contract).
 
         With `edit_tries` > 1, a query whose edit does not apply in full gets up to
@@ -169,18 +183,19 @@ class TransformersBackend:
         prompts = self._prompts(queries, "edit", hints)
         texts, confidences = self._batched(prompts)
         texts = _reactions(queries, _followed(texts, hints))
-        out = [self._gated(Completion(c, "", conf)) for c, conf in zip(texts, confidences)]
+        out = [self._gated(Completion(c, confidence=conf)) for c, conf in zip(texts, confidences)]
         if self.edit_tries < 2:
             return out
         bad = [i for i, (q, c) in enumerate(zip(queries, out)) if not _applies(q, c)]
         if not bad:
             return out
         k = self.edit_tries - 1
-        tries = self._batched([prompts[i] for i in bad], k)[0]  # the same prompts, sampled
-        tries = _reactions(
+        texts, confidences = self._batched([prompts[i] for i in bad], k)  # the same prompts, sampled
+        texts = _reactions(
             [queries[i] for i in bad for _ in range(k)],
-            _followed(tries, hints and [hints[i] for i in bad for _ in range(k)]),
+            _followed(texts, hints and [hints[i] for i in bad for _ in range(k)]),
         )
+        tries = [Completion(t, confidence=c) for t, c in zip(texts, confidences)]
         for n, i in enumerate(bad):
             good = [c for c in tries[n * k : (n + 1) * k] if _applies(queries[i], c)]
             out[i] = (
@@ -197,7 +212,7 @@ class TransformersBackend:
             self.min_confidence is None
             or conf is None
             or conf >= self.min_confidence
-            or not completion.strip()
+            or not completion.text.strip()
         ):
             return completion
         return Completion(
@@ -240,7 +255,7 @@ class TransformersBackend:
             self._index = RetrievalBackend.from_corpus(self.hint_corpus)
             if self._renderer is not None:
                 self._index.use_renderer(self._renderer)
-        return [str(h) for h in self._index.complete_edits(queries)]
+        return [h.text for h in self._index.complete_edits(queries)]
 
     def _batched(self, prompts: list[tuple[str, object]], samples: int = 0) -> tuple[list[str], list[float]]:
         """Completions in prompt order (with `samples`, that many sampled ones per prompt), and
@@ -343,14 +358,3 @@ class MeanLogProb:
         self._add(last)
         return self.total / self.count.clamp(min=1)
 
-
-def _prompt_options(path: Path) -> dict:
-    """The prompt options a checkpoint was trained with ({} when it does not say)."""
-    f = path / PROMPT_FILE
-    if not f.is_file():
-        return {}
-    try:
-        opts = json.loads(f.read_text())
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{f} is not readable JSON: {e}") from e
-    return opts if isinstance(opts, dict) else {}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..chat import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, ChatClient
 from ..prompt import build_messages
-from ..types import Query, png_data_url
+from ..types import Completion, Query, png_data_url
+from .base import Backend
 
 
 def chat_messages(messages: list[dict], image) -> list[dict]:
@@ -22,7 +23,9 @@ def chat_messages(messages: list[dict], image) -> list[dict]:
     ]
 
 
-class OpenAIBackend:
+class OpenAIBackend(Backend):
+    edits = True
+
     def __init__(
         self,
         base_url: str,
@@ -46,21 +49,22 @@ class OpenAIBackend:
     def from_spec(cls, spec, **options) -> OpenAIBackend:
         return cls(spec.arg, spec.model, **options)
 
-    def complete(self, queries: list[Query]) -> list[str]:
+    def complete(self, queries: list[Query]) -> list[Completion]:
         return self._ask(queries, "document")
 
-    def complete_edits(self, queries: list[Query]) -> list[str]:
+    def complete_edits(self, queries: list[Query]) -> list[Completion]:
         """One edit of each query's current screen (the edit-mode prompt contract)."""
         return self._ask(queries, "edit")
 
-    def _ask(self, queries: list[Query], mode: str) -> list[str]:
+    def _ask(self, queries: list[Query], mode: str) -> list[Completion]:
         batch = [
             chat_messages(
                 *build_messages(q.screen, q.action, q.goal, self.with_html, mode=mode, applied=q.applied)
             )
             for q in queries
         ]
-        return self.chat.complete_many(batch, max_tokens=self.max_tokens, temperature=self.temperature)
+        texts = self.chat.complete_many(batch, max_tokens=self.max_tokens, temperature=self.temperature)
+        return [Completion(t) for t in texts]
 
     def close(self) -> None:
         self.chat.close()

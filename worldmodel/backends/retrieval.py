@@ -18,6 +18,7 @@ from ..edit import diff
 from ..focus import point_targets
 from ..transplant import transplant
 from ..types import ACTION_TYPES, DIRECTIONS, Action, Completion, Query, Screen, Transition
+from .base import Backend
 
 _THUMB = (24, 32)
 
@@ -35,8 +36,10 @@ def features(screen: Screen, action: Action, action_weight: float = 2.0) -> np.n
     return np.concatenate([g, action_weight * a, [w / 1000, h / 1000]]).astype(np.float32)
 
 
-class RetrievalBackend:
+class RetrievalBackend(Backend):
     name = "retrieval"
+    edits = True
+    OPTIONS = ("split", "transitions")
 
     def __init__(
         self, keys: np.ndarray, next_html: list[str], sources: list[tuple[str, Action, float]] | None = None
@@ -91,12 +94,12 @@ class RetrievalBackend:
         d = (f**2).sum(1)[:, None] - 2 * f @ self.keys.T + (self.keys**2).sum(1)[None, :]
         return [int(i) for i in np.argmin(d, axis=1)]
 
-    def complete(self, queries: list[Query]) -> list[str]:
+    def complete(self, queries: list[Query]) -> list[Completion]:
         if not queries:
             return []
-        return [self.next_html[i] for i in self.nearest(queries)]
+        return [Completion(self.next_html[i]) for i in self.nearest(queries)]
 
-    def complete_edits(self, queries: list[Query]) -> list[str]:
+    def complete_edits(self, queries: list[Query]) -> list[Completion]:
         """The nearest transition's edit transplanted onto each query's screen."""
         if not queries:
             return []

@@ -23,6 +23,7 @@ from render.interact import action_events, sim_ops
 from ..doc import Doc
 from ..edit import OPS, diff, try_apply
 from ..types import Action, Completion, Query
+from .base import Backend
 from .copy import CopyBackend
 
 
@@ -86,7 +87,7 @@ def as_edit_of(current: str, captured: str) -> str:
     return captured if err else html
 
 
-class SimBackend:
+class SimBackend(Backend):
     """Browser physics as a backend: one concurrent batch of interactions per call."""
 
     name = "sim"
@@ -113,12 +114,12 @@ class SimBackend:
             self._renderer, self._owns = Renderer(timeout_s=self.timeout_s), True
         return self._renderer
 
-    def complete(self, queries: list[Query]) -> list[str]:
+    def complete(self, queries: list[Query]) -> list[Completion]:
         out: list[Completion | None] = [None] * len(queries)
         jobs, where = [], []
         for i, q in enumerate(queries):
             if not q.screen.html:
-                text = self._copy.complete([q])[0]
+                text = self._copy.complete([q])[0].text
                 out[i] = Completion(text, "no current HTML to act on: copied the screenshot")
                 continue
             vp = q.screen.viewport()
