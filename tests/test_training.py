@@ -130,8 +130,8 @@ def test_edit_targets_train_and_their_rewards_apply_the_edit(tmp_path, renderer)
     cols = {k: v + v[:1] for k, v in cols.items()}
     f = fmt(None, completions, **cols)
     s = sem(None, completions, **cols)
-    assert f[0] == 1.0 and f[1] == 0.0 and s[1] == 0.0 and s[0] >= s[2]
-    assert 0 < f[3] < 1.0 and s[3] == 0.0  # partial format credit, but a malformed edit renders nothing
+    assert f[0] == 1.0 and f[1] == 0.0 and s[1] == -1.0 and s[0] >= s[2]
+    assert 0 < f[3] < 1.0 and s[3] == -1.0  # partial format credit, but a malformed edit renders nothing
     cfg = _cfg(tmp_path, sft_steps=1, grpo_steps=1, max_train_examples=2, target="edit", with_html=True)
     # a small model trains only on the edits it can write
     short_cfg = preset("tiny", target="edit", max_edit_chars=60)
