@@ -289,11 +289,13 @@ def content_f1(pred_html: str, ref_html: str) -> float:
     return (text_f1(pred_html, ref_html) + tags) / 2
 
 
-def change_f1(current, pred, ref, tol: int = PIXEL_TOL) -> float | None:
-    """Whether the predicted change lands where, and as, the real one did: F1 over the pixels the
-    real transition changed (current -> ref) and those the prediction changed (current -> pred),
-    a changed pixel counting as right only where the prediction matches ref there. Keeping the
-    screen scores 0; None where the real transition changed no pixel (nothing to land)."""
+def change_gain(current, pred, ref, tol: int = PIXEL_TOL) -> float | None:
+    """Whether the predicted change lands where, and as, the real one did, in [-1, 1]: the pixels
+    the prediction changed (current -> pred) to what the real next screen shows there, less those
+    it changed to anything else, over the pixels the real transition changed plus those wrong
+    ones. 1 is the real change exactly, 0 keeping the screen, -1 a change that is all wrong (a
+    blank page over a screen whose real change was small). None where the real transition
+    changed no pixel (nothing to land)."""
     c, r = _pair(current, ref)
     p, _ = _pair(pred, ref)
     c, r, p = (x.astype(np.int16) for x in (c, r, p))
@@ -302,12 +304,12 @@ def change_f1(current, pred, ref, tol: int = PIXEL_TOL) -> float | None:
         return np.abs(x - y).max(axis=2) > tol
 
     real, made, wrong = differs(c, r), differs(c, p), differs(p, r)
-    if not real.any():
+    n_real = int(real.sum())
+    if not n_real:
         return None
-    tp = int((real & ~wrong).sum())  # changed as the real one did
-    fn = int((real & wrong).sum())  # a real change missed or drawn differently
-    fp = int((made & ~real).sum())  # a change the real screen did not make
-    return 2 * tp / (2 * tp + fn + fp) if tp else 0.0
+    good = int((made & ~wrong).sum())  # changed as the real one did (so only where it changed)
+    bad = int((made & wrong).sum())  # changed to something the real screen does not show
+    return (good - bad) / (n_real + bad)
 
 
 def copy_baseline(current, next_screen) -> dict[str, float]:

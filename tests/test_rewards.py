@@ -86,8 +86,8 @@ def test_render_failure_gets_the_lowest_reward_not_a_crash(renderer):
         args = {**kw(renderer, 1), "next_html": [NEXT]}
         assert SemanticReward(small)(None, [page("x" * 5000)], **args) == [-1.0]
         assert TextReward(small)(None, [page("x" * 5000)], **args) == [-1.0]
-        for R in (ActionReward, FormatReward):
-            assert R(small)(None, [page("x" * 5000)], **args) == [0.0]
+        assert ActionReward(small)(None, [page("x" * 5000)], **args) == [-1.0]
+        assert FormatReward(small)(None, [page("x" * 5000)], **args) == [0.0]
 
 
 def test_action_reward_pays_only_a_change_that_lands_where_and_as_the_real_one(renderer):
@@ -96,8 +96,9 @@ def test_action_reward_pays_only_a_change_that_lands_where_and_as_the_real_one(r
     out = r(None, [NEXT, CURRENT, half, WRONG, BLANK], **kw(renderer, 5))
     gt, copy, part, wrong, blank = out
     assert gt == pytest.approx(1.0) and copy == 0.0
-    assert 0.0 < part < gt and wrong < part and blank < part
-    assert all(0.0 <= v <= 1.0 for v in out)
+    assert 0.0 < part < gt  # half the change, drawn right
+    assert wrong < copy and blank < copy  # changes the real screen did not make cost
+    assert all(-1.0 <= v <= 1.0 for v in out)
 
 
 def test_action_reward_is_none_where_nothing_changed(renderer):

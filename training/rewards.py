@@ -9,8 +9,9 @@ Each reward is scored against what it had to beat on its own transition, with th
 functions the evaluation reports (render/metrics.py): raw SSIM paid a blank page 0.73 and the
 unchanged screen 0.82 of a perfect 1.0 on the test split, so a group's samples all scored
 alike and GRPO had nothing to rank (benchmarks/RESULTS.md, tenth round). R_sem and R_text are
-`normalised_gain`s (1 perfect, 0 the screen kept, -1 as bad as a blank page); R_act is the F1
-of the pixels changed where and as the real transition changed them (0 for keeping the screen).
+`normalised_gain`s (1 perfect, 0 the screen kept, -1 as bad as a blank page); R_act pays the
+pixels changed where and as the real transition changed them and charges those changed
+otherwise (`change_gain`: 1 the real change, 0 the screen kept, -1 all wrong).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from render.metrics import (
     MetricUnavailable,
     blank_like,
     blur_ssim,
-    change_f1,
+    change_gain,
     content_f1,
     normalised_gain,
     ssim,
@@ -246,14 +247,15 @@ SEM_METRICS = {"ssim": ssim, "blur_ssim": blur_ssim}
 
 
 class ActionReward(_RenderedReward):
-    """R_act: the imagined screen changed where, and as, the real one did (render.metrics.change_f1
-    of the current screen, the render and the real next screen), in [0, 1].
+    """R_act: the imagined screen changed where, and as, the real one did (render.metrics.change_gain
+    of the current screen, the render and the real next screen), in [-1, 1].
 
-    Keeping the screen scores 0, and so does a change anywhere else; a change drawn where the
-    real one is, but not as it is, counts against it too. None (left out of trl's sum) where the
-    real transition changed no pixel: there is no change to land, and R_sem already pays for
-    leaving the screen alone. The older rule (the share of changed pixels near the tap agreeing)
-    paid the unchanged screen most of its maximum."""
+    Keeping the screen scores 0; a change drawn where and as the real one is pays, a change
+    anywhere else or drawn otherwise costs, up to -1 for one that is all wrong (and for a
+    completion that does not render). None (left out of trl's sum) where the real transition
+    changed no pixel: there is no change to land, and R_sem already pays for leaving the screen
+    alone. The older rule (the share of changed pixels near the tap agreeing) paid the unchanged
+    screen most of its maximum."""
 
     __name__ = "r_act"
 
@@ -266,10 +268,10 @@ class ActionReward(_RenderedReward):
         for i, ((_, _, res), cur, nxt) in enumerate(zip(rendered, screen, next_screen)):
             try:
                 cur, nxt = self.shared.ref(2 * i + 1, cur), self.shared.ref(2 * i, nxt)
-                if change_f1(cur, cur, nxt) is None:
+                if change_gain(cur, cur, nxt) is None:
                     out.append(None)
                     continue
-                out.append(0.0 if res is None else float(change_f1(cur, res.image, nxt) or 0.0))
+                out.append(-1.0 if res is None else float(change_gain(cur, res.image, nxt) or 0.0))
             except (TypeError, ValueError, OSError):  # an unreadable screenshot: nothing to judge
                 out.append(None)
         return out
