@@ -110,6 +110,7 @@ def main():
     ap.add_argument(
         "--prepass", type=int, default=None, help="GRPO's pre-pass prompts (default: the preset's)"
     )
+    ap.add_argument("--train-sample", type=int, default=0, help="train on N shuffled transitions (0 = all)")
     args = ap.parse_args()
     out = Path(args.out)
     edit = args.target == "edit"
@@ -128,7 +129,10 @@ def main():
     from corpus.store import from_row
 
     test_rows = dd["test"].shuffle(seed=0, keep_in_memory=True).select(range(min(args.eval, len(dd["test"]))))
-    examples = training_examples(cfg, dd["train"])
+    train = dd["train"]
+    if args.train_sample:  # a shuffled share of the training split (a cheaper run on a busy machine)
+        train = train.shuffle(seed=0, keep_in_memory=True).select(range(min(args.train_sample, len(train))))
+    examples = training_examples(cfg, train)
     imitate = sft_examples(cfg, examples)
     after = cfg.after if edit else ""
     with Renderer() as r:
@@ -145,7 +149,7 @@ def main():
         base = Path(args.base)
         proc = _load(base, cfg)[1]
     else:
-        model, proc = _load(init_checkpoint(cfg, dd["train"]), cfg)
+        model, proc = _load(init_checkpoint(cfg, train), cfg)
         trainer, _ = run_sft(cfg, model, proc, imitate, args.sft_steps, out / "base")
         base = _save(trainer, proc, out / "base" / "final", cfg)
     t_base = time.perf_counter() - t0
