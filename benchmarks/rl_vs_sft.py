@@ -11,30 +11,45 @@ it runs: on the sim's screen, with the hints it was trained with, its `follow` l
 and its edit cut to the app's reaction, ungated (the model's own edits, not the gate's choice).
 `--base` starts both arms from an SFT checkpoint already trained with the same preset instead
 of training one. Each number in --extra-steps is one pair of runs from the base.
+
+At equal compute (`--budget SECONDS --seeds 0 1 2`): per seed, from the same base, GRPO (its
+pre-pass over the prompts included, with the preset's dynamic sampling) and more SFT each run
+for the same wall clock on the same machine, one after the other, at a constant learning rate;
+both are scored on the held-out transitions with SSIM, text F1 and the normalised rewards, and
+the summary says whether GRPO's lead is larger than the seeds' spread. `--device`, `--dtype`
+and `--model-path` run the same comparison on a GPU with a real checkpoint, e.g.
+
+    python benchmarks/rl_vs_sft.py --preset qwen3-vl-8b --model-path /models/Qwen3-VL-8B-Instruct \
+        --device cuda --dtype bfloat16 --target edit --budget 1800 --seeds 0 1 2
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from corpus.store import load_corpus
 from render import Renderer
+from render.metrics import text_f1
 from training.config import preset
 from training.data import simulated, to_examples
-from training.rewards import ActionReward, FormatReward, SemanticReward
+from training.rewards import SemanticReward, reward_functions
 from training.train import (
     completion_budget,
+    disagreeing_prompts,
     grpo_examples,
+    grpo_figures,
     init_checkpoint,
     load_trained,
     run_grpo,
     run_sft,
     save_checkpoint,
     sft_examples,
+    time_budget,
     training_examples,
 )
 from worldmodel.backends import Query
@@ -49,12 +64,20 @@ def score(path, cfg, test, renderer, max_new_tokens):
     backend.use_renderer(renderer)
     qs = [Query(t["_screen"], t["_action"], t["_goal"], applied=t["_applied"]) for t in test]
     outs = [c.text for c in (backend.complete_edits(qs) if edit else backend.complete(qs))]
-    cols = ("screen", "next_screen", "action", "width", "height", "scale", "edits_html")
+    cols = ("screen", "next_screen", "action", "width", "height", "scale", "edits_html", "next_html")
     kw = {k: [t[k] for t in test] for k in cols}
+    kw["screen_html"] = [t["screen_html"] for t in test]
+    funcs = reward_functions(renderer, text=True)
     res = {}
-    for r in (SemanticReward(renderer), ActionReward(renderer), FormatReward(renderer)):
-        v = r(None, outs, **kw)
-        res[r.__name__] = sum(v) / len(v)
+    for r in funcs:
+        v = [x for x in r(None, outs, **kw) if x is not None]
+        res[r.__name__] = sum(v) / len(v) if v else None
+    # the raw figures the evaluation reports, on the same renders
+    rendered = funcs[0].shared.renders(outs, kw["width"], kw["height"], kw["scale"], kw["edits_html"])
+    raw = SemanticReward(normalised=False, shared=funcs[0].shared)(None, outs, **kw)
+    res["ssim"] = sum(raw) / len(raw)
+    f1 = [text_f1(h, t["next_html"]) if res_ is not None else 0.0 for (h, _, res_), t in zip(rendered, test)]
+    res["text_f1"] = sum(f1) / len(f1)
     return res
 
 
@@ -74,17 +97,37 @@ def main():
         default=None,
         help="edit target: the prompt's HTML budget (default: the preset's)",
     )
+    ap.add_argument("--budget", type=float, default=0, help="seconds per arm: compare at equal compute")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="with --budget: one pair of arms each")
+    ap.add_argument("--device", default=None, help="cpu | cuda | auto (default: the preset's)")
+    ap.add_argument("--dtype", default=None, help="float32 | bfloat16 | ... (default: the preset's)")
+    ap.add_argument("--model-path", default=None, help="a local checkpoint to start SFT from")
+    ap.add_argument(
+        "--prepass", type=int, default=None, help="GRPO's pre-pass prompts (default: the preset's)"
+    )
+    ap.add_argument("--train-sample", type=int, default=0, help="train on N shuffled transitions (0 = all)")
     args = ap.parse_args()
     out = Path(args.out)
     edit = args.target == "edit"
-    cfg = preset(args.preset, output_dir=str(out), target=args.target)
+    cfg = preset(
+        args.preset,
+        output_dir=str(out),
+        target=args.target,
+        device=args.device,
+        dtype=args.dtype,
+        model_path=args.model_path,
+        prepass_prompts=args.prepass,
+    )
     if edit:
         cfg = replace(cfg, with_html=True, max_prompt_html_chars=args.html_chars or cfg.max_prompt_html_chars)
     dd = load_corpus()
     from corpus.store import from_row
 
     test_rows = dd["test"].shuffle(seed=0, keep_in_memory=True).select(range(min(args.eval, len(dd["test"]))))
-    examples = training_examples(cfg, dd["train"])
+    train = dd["train"]
+    if args.train_sample:  # a shuffled share of the training split (a cheaper run on a busy machine)
+        train = train.shuffle(seed=0, keep_in_memory=True).select(range(min(args.train_sample, len(train))))
+    examples = training_examples(cfg, train)
     imitate = sft_examples(cfg, examples)
     after = cfg.after if edit else ""
     with Renderer() as r:
@@ -101,7 +144,7 @@ def main():
         base = Path(args.base)
         proc = load_trained(base, cfg)[1]
     else:
-        model, proc = load_trained(init_checkpoint(cfg, dd["train"]), cfg)
+        model, proc = load_trained(init_checkpoint(cfg, train), cfg)
         trainer, _ = run_sft(cfg, model, proc, imitate, args.sft_steps, out / "base")
         base = save_checkpoint(trainer, proc, out / "base" / "final", cfg)
     t_base = time.perf_counter() - t0
@@ -119,6 +162,8 @@ def main():
         "seconds": {"base_sft": t_base},
         "steps": {"base_sft": None if args.base else args.sft_steps, "extra": args.extra_steps},
     }
+    if args.budget:
+        return equal_compute(args, cfg, base, examples, imitate, test, figures, out)
     with Renderer() as r:
         figures["sft_base"] = score(base, cfg, test, r, args.max_new_tokens)
         for n in args.extra_steps:
@@ -146,6 +191,114 @@ def main():
                 f"{n:3d} extra steps {k:9s} SFT-only {a:.4f}   SFT+GRPO {b:.4f}"
                 f"   ratio {b / a if a else float('nan'):.3f}"
             )
+
+
+# A run stopped by the time budget: as many steps as fit (the budget ends it first).
+UNBOUNDED_STEPS = 100_000
+# What each arm is scored on, in the summary's order.
+SCORES = ("ssim", "text_f1", "r_sem", "r_text", "r_act", "r_format")
+
+
+def equal_compute(args, cfg, base, examples, imitate, test, figures, out: Path):
+    """Per seed: GRPO (pre-pass included) and more SFT from `base` for args.budget seconds each,
+    both at a constant learning rate, scored on `test`."""
+    const = dict(lr_scheduler_type="constant", warmup_steps=0, save_strategy="no")
+    figures["budget_s"] = args.budget
+    figures["seeds"] = {}
+    with Renderer() as r:
+        figures["sft_base"] = score(base, cfg, test, r, args.max_new_tokens)
+        print("base:", json.dumps(figures["sft_base"]))
+        for seed in args.seeds:
+            c = replace(cfg, seed=seed)
+            fig: dict = {}
+            model, proc = load_trained(base, c)
+            t0 = time.perf_counter()
+            prompts = grpo_examples(examples)
+            if c.prepass_prompts:
+                prompts, fig["prepass"] = disagreeing_prompts(c, model, proc, prompts, renderer=r)
+            left = max(1.0, args.budget - (time.perf_counter() - t0))
+            d = out / f"grpo_seed{seed}"
+            tr, _ = run_grpo(
+                c,
+                model,
+                proc,
+                prompts,
+                UNBOUNDED_STEPS,
+                d,
+                renderer=r,
+                callbacks=[time_budget(left)],
+                **const,
+            )
+            fig["grpo_seconds"] = time.perf_counter() - t0
+            fig["grpo_steps"] = tr.state.global_step
+            fig.update(grpo_figures(tr.state.log_history))
+            rl = save_checkpoint(tr, proc, d / "final", c)
+            model, proc = load_trained(base, c)
+            t0 = time.perf_counter()
+            d = out / f"sft_seed{seed}"
+            tr, _ = run_sft(
+                replace(c, sft_lr=c.sft_lr / 4),
+                model,
+                proc,
+                imitate,
+                UNBOUNDED_STEPS,
+                d,
+                callbacks=[time_budget(args.budget)],
+                **const,
+            )
+            fig["sft_seconds"] = time.perf_counter() - t0
+            fig["sft_steps"] = tr.state.global_step
+            sft = save_checkpoint(tr, proc, d / "final", c)
+            fig["sft_only"] = score(sft, c, test, r, args.max_new_tokens)
+            fig["sft_plus_grpo"] = score(rl, c, test, r, args.max_new_tokens)
+            figures["seeds"][seed] = fig
+            print(f"seed {seed}:", json.dumps(fig))
+            (out / "figures.json").write_text(json.dumps(figures, indent=2))
+    figures["summary"] = summary(figures)
+    (out / "figures.json").write_text(json.dumps(figures, indent=2))
+    print(json.dumps(figures, indent=2))
+    print(table(figures))
+
+
+def summary(figures) -> dict:
+    """Per score: each arm's mean and spread over seeds (sample std), GRPO's lead per seed, and in
+    how many seeds it leads by more than the larger spread."""
+    seeds = figures["seeds"].values()
+    out = {}
+    for k in SCORES:
+        a = [f["sft_only"][k] for f in seeds if f["sft_only"].get(k) is not None]
+        b = [f["sft_plus_grpo"][k] for f in seeds if f["sft_plus_grpo"].get(k) is not None]
+        if not a or len(a) != len(b):
+            continue
+        spread = max(statistics.stdev(a), statistics.stdev(b)) if len(a) > 1 else 0.0
+        lead = [y - x for x, y in zip(a, b)]
+        out[k] = {
+            "sft_only": statistics.fmean(a),
+            "sft_plus_grpo": statistics.fmean(b),
+            "spread": spread,
+            "lead": lead,
+            "wins_beyond_spread": sum(d > spread for d in lead),
+        }
+    return out
+
+
+def table(figures) -> str:
+    base = figures["sft_base"]
+    rows = [
+        "| score | SFT base | SFT-only (mean ± sd) | SFT+GRPO (mean ± sd) | GRPO's lead per seed | seeds ahead by > spread |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    seeds = list(figures["seeds"].values())
+    for k, s in figures["summary"].items():
+        sd = [
+            statistics.stdev([f[arm][k] for f in seeds]) if len(seeds) > 1 else 0.0
+            for arm in ("sft_only", "sft_plus_grpo")
+        ]
+        rows.append(
+            f"| {k} | {base[k]:.4f} | {s['sft_only']:.4f} ± {sd[0]:.4f} | {s['sft_plus_grpo']:.4f} ± {sd[1]:.4f} |"
+            f" {' '.join(f'{d:+.4f}' for d in s['lead'])} | {s['wins_beyond_spread']} of {len(s['lead'])} |"
+        )
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

@@ -246,6 +246,72 @@ def element_f1(pred: Sequence[Box], ref: Sequence[Box], iou: float = 0.5) -> flo
     return _f1(tp, len(pred), len(ref))
 
 
+# The least span a normalised gain divides by: where the copy is already within this of perfect
+# (nothing changed), a prediction that keeps the screen scores 0 and one that changes it is
+# judged on this scale instead of on a span of almost nothing.
+MIN_SPAN = 0.02
+
+
+def normalised_gain(score: float, copy: float, blank: float, min_span: float = MIN_SPAN) -> float:
+    """A score placed between the two baselines of its transition, in [-1, 1]: 1 is a perfect
+    prediction, 0 keeps the screen (the copy), -1 is as far below the copy as a blank page is
+    (or further). Above the copy it is the share of the copy's shortfall made up; below it, the
+    share of the copy-to-blank distance lost. A raw SSIM pays 0.73 for a blank page on the test
+    split and 0.82 for the copy (benchmarks/RESULTS.md), which leaves an advantage nothing to
+    rank; this pays 0 and -1."""
+    if score >= copy:
+        return float(min(1.0, (score - copy) / max(1.0 - copy, min_span)))
+    return float(max(-1.0, (score - copy) / max(copy - blank, min_span)))
+
+
+def blank_like(ref) -> np.ndarray:
+    """A white page the size of `ref`: what an empty or unrenderable answer shows."""
+    return np.full_like(to_array(ref), 255)
+
+
+def element_tags(html: str) -> list[str]:
+    """The tag names of the elements a reader would see (body only, no script/style/template)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html or "", "html.parser")
+    for t in soup(["script", "style", "head", "template", "noscript"]):
+        t.decompose()
+    root = soup.body or soup
+    return [el.name for el in root.find_all(True)]
+
+
+def content_f1(pred_html: str, ref_html: str) -> float:
+    """What the page says and holds: the mean of the visible words' F1 (text_f1) and the F1 of
+    the bag of its elements' tag names. Both halves punish missing (recall) and invented
+    (precision) words and elements, which pixels barely see on a mostly white screen."""
+    a, b = Counter(element_tags(pred_html)), Counter(element_tags(ref_html))
+    tags = _f1(sum((a & b).values()), sum(a.values()), sum(b.values()))
+    return (text_f1(pred_html, ref_html) + tags) / 2
+
+
+def change_gain(current, pred, ref, tol: int = PIXEL_TOL) -> float | None:
+    """Whether the predicted change lands where, and as, the real one did, in [-1, 1]: the pixels
+    the prediction changed (current -> pred) to what the real next screen shows there, less those
+    it changed to anything else, over the pixels the real transition changed plus those wrong
+    ones. 1 is the real change exactly, 0 keeping the screen, -1 a change that is all wrong (a
+    blank page over a screen whose real change was small). None where the real transition
+    changed no pixel (nothing to land)."""
+    c, r = _pair(current, ref)
+    p, _ = _pair(pred, ref)
+    c, r, p = (x.astype(np.int16) for x in (c, r, p))
+
+    def differs(x, y):
+        return np.abs(x - y).max(axis=2) > tol
+
+    real, made, wrong = differs(c, r), differs(c, p), differs(p, r)
+    n_real = int(real.sum())
+    if not n_real:
+        return None
+    good = int((made & ~wrong).sum())  # changed as the real one did (so only where it changed)
+    bad = int((made & wrong).sum())  # changed to something the real screen does not show
+    return (good - bad) / (n_real + bad)
+
+
 def copy_baseline(current, next_screen) -> dict[str, float]:
     """What predicting 'nothing changes' scores: the bar a world model has to clear."""
     return {"ssim": ssim(current, next_screen), "psnr": psnr(current, next_screen)}

@@ -142,8 +142,8 @@ def test_edit_targets_train_and_their_rewards_apply_the_edit(tmp_path, renderer)
     cols = {k: v + v[:1] for k, v in cols.items()}
     f = fmt(None, completions, **cols)
     s = sem(None, completions, **cols)
-    assert f[0] == 1.0 and f[1] == 0.0 and s[1] == 0.0 and s[0] >= s[2]
-    assert 0 < f[3] < 1.0 and s[3] == 0.0  # partial format credit, but a malformed edit renders nothing
+    assert f[0] == 1.0 and f[1] == 0.0 and s[1] == -1.0 and s[0] >= s[2]
+    assert 0 < f[3] < 1.0 and s[3] == -1.0  # partial format credit, but a malformed edit renders nothing
     cfg = _cfg(tmp_path, sft_steps=1, grpo_steps=1, max_train_examples=2, target="edit", with_html=True)
     # a small model trains only on the edits it can write
     short_cfg = preset("tiny", target="edit", max_edit_chars=60)
@@ -401,3 +401,78 @@ def test_wm_eval_runs_an_after_sim_edit_checkpoint_as_predict_next_does(tmp_path
     assert all(p.edit is not None for p in preds)  # the card's mode: edit
     ssim = [fidelity(p.image, t.next_screen.array)["ssim"] if p.ok else 0.0 for p, t in zip(preds, ts)]
     assert fig["ssim"] == pytest.approx(sum(ssim) / len(ssim), abs=1e-6)
+
+def test_dynamic_sampling_leaves_a_group_that_scored_all_alike_out_of_the_update(tiny, tmp_path):
+    from trl import GRPOConfig
+
+    from training.train import dynamic_sampling_trainer
+
+    cfg, path, examples = tiny
+    # two prompts per step: one whose samples all score alike, one whose samples differ
+    rows = [{**examples[0], "flat": True}, {**examples[1], "flat": False}]
+    rows = [{k: v for k, v in e.items() if k != "completion"} for e in rows]
+
+    def reward(prompts, completions, flat, **kw):
+        return [1.0 if f else float(i % 2) for i, f in enumerate(flat)]
+
+    seen = []
+
+    class Watched(dynamic_sampling_trainer()):
+        def _generate_and_score_completions(self, inputs):
+            out = super()._generate_and_score_completions(inputs)
+            seen.append(
+                (list(inputs), out["completion_mask"].sum(dim=1).tolist(), out["advantages"].tolist())
+            )
+            return out
+
+    from datasets import Dataset
+
+    model, processor = _load(path, cfg)
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=8,
+        learning_rate=1e-3,
+        remove_unused_columns=False,
+        use_cpu=True,
+        bf16=False,
+        report_to=[],
+        save_strategy="no",
+        shuffle_dataset=False,
+    )
+    trainer = Watched(
+        model=model,
+        reward_funcs=[reward],
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=processor,
+    )
+    trainer.train()
+    assert seen
+    for inputs, kept, adv in seen:
+        for row, n, a in zip(inputs, kept, adv):
+            if row["flat"]:
+                assert n == 0 and a == 0.0  # left out: no token of it counts
+            else:
+                assert n > 0 and a != 0.0
+    logged = [h["dynamic/flat_groups"] for h in trainer.state.log_history if "dynamic/flat_groups" in h]
+    assert logged and all(v == pytest.approx(0.5) for v in logged)
+
+
+def test_prepass_keeps_the_prompts_whose_samples_disagree(tiny, renderer):
+    from dataclasses import replace
+
+    from training.train import disagreeing_prompts
+
+    cfg, path, examples = tiny
+    model, processor = _load(path, cfg)
+    hot = replace(cfg, prepass_prompts=3, prepass_samples=3, temperature=1.5, max_completion_length=12)
+    kept, figs = disagreeing_prompts(hot, model, processor, examples, renderer, echo=lambda s: None)
+    assert figs["drawn"] == 3 and 0 <= figs["kept"] <= 3
+    assert all(any(k is e for e in examples) for k in kept)
+    # near-greedy sampling: every sample alike, so nothing disagrees and every drawn prompt stays
+    cold = replace(hot, temperature=1e-4)
+    kept, figs = disagreeing_prompts(cold, model, processor, examples, renderer, echo=lambda s: None)
+    assert figs["kept"] == 0 and len(kept) == 3 and figs["flat_share"] == 1.0

@@ -232,6 +232,12 @@ def test_evaluate_per_app_figures_weigh_back_to_the_whole(renderer):
         for k, whole in (("ssim", "ssim"), ("text_f1", "text_f1"), ("gain", "gain_over_copy")):
             weighed = sum(v["n"] * v["backends"][name][k] for v in per_app.values()) / len(ts)
             assert fig["backends"][name][whole] == pytest.approx(weighed)
+    # the rewards' own scores (render.metrics), in range, the copy at the copy's zero
+    for name in models:
+        for k in ("sem_gain", "content_gain", "change_gain"):
+            v = fig["backends"][name][k]
+            assert v is None or -1.0 <= v <= 1.0
+    assert fig["backends"]["copy"]["content_gain"] == pytest.approx(0.0, abs=0.05)
 
 
 def _check_report_in_chromium(report, names, n):

@@ -90,6 +90,16 @@ class TrainConfig:
     max_completion_length: int = 256
     temperature: float = 1.0
     beta: float = _opt(0.0, "GRPO's KL weight (keeps the model near the SFT one)")
+    # Dynamic sampling (DAPO): a group whose completions all score alike has no advantage to
+    # learn from; its tokens are left out of the update (and of the loss' token count) instead of
+    # diluting the groups that do. The share of such groups is logged (dynamic/flat_groups).
+    dynamic_sampling: bool = _opt(True, "leave groups whose rewards are all equal out of the GRPO update")
+    # A pre-pass before GRPO: sample this many completions for each of up to `prepass_prompts`
+    # training prompts with the SFT model, and keep for GRPO only the prompts whose samples'
+    # rewards differ (0 = GRPO samples on every prompt). Where SFT's samples all agree, a group
+    # scores alike and teaches nothing.
+    prepass_prompts: int = _opt(0, "GRPO only on prompts whose SFT samples disagree: how many to try (0: all)")
+    prepass_samples: int = _opt(4, "samples per prompt in that pre-pass")
     # Generation through trl's vLLM integration (GPU only, needs `pip install vllm`):
     # "colocate" runs vLLM inside the training processes, "server" talks to `trl vllm-serve`.
     use_vllm: bool = _opt(False, "GRPO generation through trl's vLLM (GPU)", flag="--use-vllm/--no-vllm")
@@ -142,6 +152,11 @@ PRESETS: dict[str, TrainConfig] = {
         grpo_steps=64,
         grpo_lr=5e-5,
         beta=0.04,
+        # more samples, on prompts where SFT's samples disagree: with 4 on every prompt, 73% of
+        # the groups scored all alike (benchmarks/RESULTS.md). The sampler stays at 1.0: at 1.3 a
+        # weakly trained model's samples were all malformed edits, which score alike too.
+        num_generations=8,
+        prepass_prompts=160,
         rewards=RewardWeights(text=1.0),
         tiny_hidden=256,
         tiny_layers=4,

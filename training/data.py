@@ -108,6 +108,7 @@ def to_examples(
             "images": [image],
             "next_screen": pngs[1],
             "next_html": nxt,
+            "screen_html": cur,  # what keeping the screen says (R_text's baseline)
             "screen": pngs[0],
             "action": action.to_json(),
             "width": vp.width,

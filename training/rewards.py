@@ -1,33 +1,42 @@
-"""Render-aware rewards in trl's shape: `(prompts, completions, **kwargs) -> list[float]`.
+"""Render-aware rewards in trl's shape: `(prompts, completions, **kwargs) -> list[float | None]`.
 
-The three rewards of one GRPO step share one `SharedRenders`: each completion is extracted and
+The rewards of one GRPO step share one `SharedRenders`: each completion is extracted and
 rendered once, its pixels decoded once, and the reference screenshots decoded once, so R_sem,
-R_act and R_format all judge the same pixels for the price of one. A completion that does not
-render gets the lowest reward, never an exception.
+R_act, R_text and R_format all judge the same pixels for the price of one. A completion that
+does not render gets the lowest reward, never an exception.
+
+Each reward is scored against what it had to beat on its own transition, with the same
+functions the evaluation reports (render/metrics.py): raw SSIM paid a blank page 0.73 and the
+unchanged screen 0.82 of a perfect 1.0 on the test split, so a group's samples all scored
+alike and GRPO had nothing to rank (benchmarks/RESULTS.md, tenth round). R_sem and R_text are
+`normalised_gain`s (1 perfect, 0 the screen kept, -1 as bad as a blank page); R_act pays the
+pixels changed where and as the real transition changed them and charges those changed
+otherwise (`change_gain`: 1 the real change, 0 the screen kept, -1 all wrong).
 """
 
 from __future__ import annotations
 
+import functools
+import warnings
+
 import numpy as np
-from PIL import Image
 
 from render import Renderer, RenderError, RenderResult, Viewport, default_renderer
 from render.metrics import (
     LPIPS,
     MetricUnavailable,
+    blank_like,
     blur_ssim,
-    pixels_off,
+    change_gain,
+    content_f1,
+    normalised_gain,
     ssim,
     ssim_many,
-    text_f1,
     to_array,
-    visible_text,
 )
-from worldmodel.dataset import as_action
 from worldmodel.edit import apply_lenient, extract_edit
 from worldmodel.extract import extract_html, root_size
 from worldmodel.prompt import expand_follow
-from worldmodel.types import Action
 
 
 def completion_text(c) -> str:
@@ -51,6 +60,21 @@ def _apply_edit(base: str, completion: str) -> tuple[str, float]:
     return html, (done / total if total else 1.0)
 
 
+# Most (screen, next screen) baselines SharedRenders keeps before it starts over.
+BASELINE_CACHE = 4096
+
+
+def _digest(value) -> int:
+    """A key for an image column's cell: its bytes' hash (PNG bytes or a datasets cell), else id."""
+    if isinstance(value, dict):
+        value = value.get("bytes")
+    if isinstance(value, (bytes, bytearray)):
+        return hash(bytes(value))
+    if isinstance(value, np.ndarray):
+        return hash(value.tobytes())
+    return id(value)
+
+
 class SharedRenders:
     """The last batch's extracted documents, renders and decoded references, shared by the rewards."""
 
@@ -59,6 +83,8 @@ class SharedRenders:
         self._key = None
         self._value: list[tuple[str, bool, RenderResult | None]] = []
         self._refs: dict[int, np.ndarray] = {}
+        self._baselines: dict[tuple, tuple[float, float]] = {}
+        self._content: dict[tuple, tuple[float, float]] = {}
         self.edit_credit: list[float | None] = []  # per completion: share of its edit that applied
 
     @property
@@ -103,6 +129,53 @@ class SharedRenders:
             self._refs[i] = to_array(value)
         return self._refs[i]
 
+    def baselines(self, i: int, screen, next_screen, metric=ssim) -> tuple[float, float]:
+        """(copy, blank): `metric` of the current screen and of a white page against the next
+        screen of completion i. A group's completions share their prompt's screens, so each pair
+        is computed once (kept across batches by the screens' bytes, up to BASELINE_CACHE)."""
+        key = (_digest(screen), _digest(next_screen), getattr(metric, "__name__", ""))
+        got = self._baselines.get(key)
+        if got is None:
+            nxt = self.ref(2 * i, next_screen)
+            cur = self.ref(2 * i + 1, screen)
+            got = tuple(ssim_many([(cur, nxt), (blank_like(nxt), nxt)], metric=metric))
+            if len(self._baselines) >= BASELINE_CACHE:
+                self._baselines.clear()
+            self._baselines[key] = got
+        return got
+
+    def content_baselines(self, cur_html: str | None, next_html: str) -> tuple[float, float]:
+        """(copy, blank) of content_f1 against `next_html`; the copy is the blank where the
+        current HTML is not known."""
+        key = (hash(cur_html), hash(next_html))
+        got = self._content.get(key)
+        if got is None:
+            blank = content_f1("", next_html)
+            got = (content_f1(cur_html, next_html) if cur_html else blank, blank)
+            if len(self._content) >= BASELINE_CACHE:
+                self._content.clear()
+            self._content[key] = got
+        return got
+
+
+def _never_raises(call):
+    """A reward that fails on a batch (a column it needs missing or unreadable) answers None for
+    each completion, which trl leaves out of its sum, and says why once; GRPO goes on."""
+
+    @functools.wraps(call)
+    def safe(self, prompts, completions, *args, **kw):
+        try:
+            return call(self, prompts, completions, *args, **kw)
+        except Exception as e:  # a reward never raises (trl's contract, the project's rule)
+            if not getattr(self, "_warned", False):
+                self._warned = True
+                warnings.warn(
+                    f"{self.__name__} left out of this batch: {type(e).__name__}: {e}", stacklevel=2
+                )
+            return [None] * len(completions)
+
+    return safe
+
 
 class _RenderedReward:
     def __init__(self, renderer: Renderer | None = None, shared: SharedRenders | None = None):
@@ -119,7 +192,9 @@ class _RenderedReward:
 
 
 class SemanticReward(_RenderedReward):
-    """R_sem: visual fidelity of the rendered completion to the real next screenshot, in [0, 1]."""
+    """R_sem: visual fidelity of the rendered completion to the real next screenshot, as its
+    normalised gain over keeping the current screen (`screen`), in [-1, 1]; with
+    `normalised=False` (or no `screen` column) the raw score in [0, 1]."""
 
     __name__ = "r_sem"
 
@@ -130,8 +205,10 @@ class SemanticReward(_RenderedReward):
         lpips: LPIPS | None = None,
         shared: SharedRenders | None = None,
         metric: str = "ssim",
+        normalised: bool = True,
     ):
         super().__init__(renderer, shared)
+        self.normalised = normalised
         if metric not in SEM_METRICS:
             raise ValueError(f"R_sem metric {metric!r} is not one of {', '.join(SEM_METRICS)}")
         self.metric = SEM_METRICS[metric]
@@ -143,7 +220,10 @@ class SemanticReward(_RenderedReward):
             except MetricUnavailable as e:
                 raise MetricUnavailable(f"R_sem asks for an LPIPS share of {1 - ssim_share:.2f}: {e}") from e
 
-    def __call__(self, prompts, completions, next_screen, width, height, scale, **kw) -> list[float]:
+    @_never_raises
+    def __call__(
+        self, prompts, completions, next_screen, width, height, scale, screen=None, **kw
+    ) -> list[float]:
         rendered = self._render_all(completions, width, height, scale, kw)
         ok = [i for i, (_, _, res) in enumerate(rendered) if res is not None]
         refs = {i: self.shared.ref(2 * i, next_screen[i]) for i in ok}
@@ -151,11 +231,14 @@ class SemanticReward(_RenderedReward):
         out = []
         for i in range(len(rendered)):
             if i not in scores:
-                out.append(0.0)
+                out.append(-1.0 if self.normalised and screen is not None else 0.0)
                 continue
             v = self.ssim_share * max(0.0, scores[i])
             if self.lpips is not None and self.ssim_share < 1.0:
                 v += (1 - self.ssim_share) * max(0.0, 1.0 - self.lpips(rendered[i][2].image, refs[i]))
+            if self.normalised and screen is not None:
+                copy, blank = self.shared.baselines(i, screen[i], next_screen[i], self.metric)
+                v = normalised_gain(v, copy, blank)
             out.append(float(v))
         return out
 
@@ -163,82 +246,61 @@ class SemanticReward(_RenderedReward):
 SEM_METRICS = {"ssim": ssim, "blur_ssim": blur_ssim}
 
 
-def _as_action(a) -> Action | None:
-    """The action as trl hands a column over (worldmodel.dataset.as_action), None when it is not
-    one: a reward never raises."""
-    try:
-        return as_action(a)
-    except (ValueError, TypeError):
-        return None
-
-
-def _changed(a: np.ndarray, b: np.ndarray, box=None) -> float:
-    """Share of pixels (in box) that differ noticeably between two screens (render.metrics.pixels_off)."""
-    if a.shape != b.shape:
-        b = np.asarray(Image.fromarray(b).resize((a.shape[1], a.shape[0])))
-    if box is not None:
-        x0, y0, x1, y1 = box
-        a, b = a[y0:y1, x0:x1], b[y0:y1, x0:x1]
-    return pixels_off(a, b) if a.size else 0.0
-
-
 class ActionReward(_RenderedReward):
-    """R_act: the imagined screen changed where, and as much as, the real one did; typed text shows up.
+    """R_act: the imagined screen changed where, and as, the real one did (render.metrics.change_gain
+    of the current screen, the render and the real next screen), in [-1, 1].
 
-    Around the touched point (a window a fifth of the screen wide) and over the
-    whole screen, the fraction of pixels that changed from the current screen is
-    compared between the real next screen and the render: 1 when they agree.
-    """
+    Keeping the screen scores 0; a change drawn where and as the real one is pays, a change
+    anywhere else or drawn otherwise costs, up to -1 for one that is all wrong (and for a
+    completion that does not render). None (left out of trl's sum) where the real transition
+    changed no pixel: there is no change to land, and R_sem already pays for leaving the screen
+    alone. The older rule (the share of changed pixels near the tap agreeing) paid the unchanged
+    screen most of its maximum."""
 
     __name__ = "r_act"
 
+    @_never_raises
     def __call__(
-        self, prompts, completions, screen, next_screen, action, width, height, scale, **kw
-    ) -> list[float]:
-        out = []
+        self, prompts, completions, screen, next_screen, width, height, scale, **kw
+    ) -> list[float | None]:
+        out: list[float | None] = []
         rendered = self._render_all(completions, width, height, scale, kw)
-        for i, ((html, _, res), cur, nxt, a) in enumerate(zip(rendered, screen, next_screen, action)):
-            if res is None:
-                out.append(0.0)
-                continue
-            act = _as_action(a)  # None: the whole screen is scored, no window around a point
-            cur, nxt, pred = self.shared.ref(2 * i + 1, cur), self.shared.ref(2 * i, nxt), res.image
-            if pred.shape != cur.shape:
-                pred = np.asarray(Image.fromarray(pred).resize((cur.shape[1], cur.shape[0])))
-            parts = [1.0 - abs(_changed(cur, nxt) - _changed(cur, pred))]
-            if act is not None and act.x is not None and act.y is not None:
-                h, w = cur.shape[:2]
-                rx, ry = max(8, w // 10), max(8, h // 10)
-                box = (
-                    max(0, int(act.x) - rx),
-                    max(0, int(act.y) - ry),
-                    min(w, int(act.x) + rx),
-                    min(h, int(act.y) + ry),
-                )
-                parts.append(1.0 - abs(_changed(cur, nxt, box) - _changed(cur, pred, box)))
-            if act is not None and act.type == "type" and act.text:
-                want = visible_text(f"<p>{act.text}</p>")
-                have = set(visible_text(html))
-                parts.append(sum(w in have for w in want) / max(1, len(want)))
-            out.append(float(np.mean(parts)))
+        for i, ((_, _, res), cur, nxt) in enumerate(zip(rendered, screen, next_screen)):
+            try:
+                cur, nxt = self.shared.ref(2 * i + 1, cur), self.shared.ref(2 * i, nxt)
+                if change_gain(cur, cur, nxt) is None:
+                    out.append(None)
+                    continue
+                out.append(-1.0 if res is None else float(change_gain(cur, res.image, nxt) or 0.0))
+            except (TypeError, ValueError, OSError):  # an unreadable screenshot: nothing to judge
+                out.append(None)
         return out
 
 
 class TextReward(_RenderedReward):
-    """R_text: the imagined screen says what the real one says (bag-of-words F1 of the visible text
-    against the real next screen's HTML). Pixels barely punish a wrong word or a blanked label, and
-    blanking text that moves can even raise SSIM; this reward does. None (left out of trl's sum)
-    where the next HTML was not recorded."""
+    """R_text: the imagined screen says and holds what the real one does (render.metrics.content_f1:
+    the visible words' F1 and the elements' F1 against the real next HTML), as its normalised
+    gain over the current screen's HTML (0 keeping it, -1 a blank page, 1 perfect). Pixels barely
+    punish a wrong word or a blanked label, and blanking text that moves can even raise SSIM;
+    this reward does. None (left out of trl's sum) where the next HTML was not recorded."""
 
     __name__ = "r_text"
 
+    @_never_raises
     def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float | None]:
         rendered = self._render_all(completions, width, height, scale, kw)
         nexts = kw.get("next_html") or [""] * len(rendered)
-        return [
-            None if not ref else (text_f1(html, ref) if res is not None else 0.0)
-            for (html, _, res), ref in zip(rendered, nexts)
-        ]
+        curs = kw.get("edits_html") or [""] * len(rendered)
+        shown = kw.get("screen_html") or [""] * len(rendered)
+        out: list[float | None] = []
+        for (html, _, res), ref, cur, seen in zip(rendered, nexts, curs, shown):
+            if not ref:
+                out.append(None)
+                continue
+            copy, blank = self.shared.content_baselines(cur or seen, ref)
+            score = content_f1(html, ref) if res is not None else blank
+            out.append(-1.0 if res is None else normalised_gain(score, copy, blank))
+        return out
 
 
 # The most R_format gives an edit that does not apply as a whole (R_sem and R_act give it 0).
@@ -251,6 +313,7 @@ class FormatReward(_RenderedReward):
 
     __name__ = "r_format"
 
+    @_never_raises
     def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float]:
         out = []
         rendered = self._render_all(completions, width, height, scale, kw)

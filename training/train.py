@@ -99,22 +99,43 @@ def _resumed_step(d: Path, resume: bool) -> int:
     return int(json.loads((Path(last) / "trainer_state.json").read_text())["global_step"])
 
 
-def run_sft(cfg: TrainConfig, model, processor, examples, steps: int, out: Path, resume: bool = False):
+def run_sft(
+    cfg: TrainConfig,
+    model,
+    processor,
+    examples,
+    steps: int,
+    out: Path,
+    resume: bool = False,
+    callbacks=None,
+    **overrides,
+):
+    """SFT on `examples` for `steps` steps; `callbacks` and `overrides` (SFTConfig fields, e.g. a
+    constant learning-rate schedule) go to trl as they are."""
     from trl import SFTConfig, SFTTrainer
 
     args = SFTConfig(
-        output_dir=str(out),
-        max_steps=steps,
-        per_device_train_batch_size=cfg.sft_batch_size,
-        learning_rate=cfg.sft_lr,
-        lr_scheduler_type="cosine",
-        warmup_steps=min(10, steps // 10),
-        max_length=cfg.max_length,
-        completion_only_loss=True,
-        **_common_args(cfg),
+        **{
+            **dict(
+                output_dir=str(out),
+                max_steps=steps,
+                per_device_train_batch_size=cfg.sft_batch_size,
+                learning_rate=cfg.sft_lr,
+                lr_scheduler_type="cosine",
+                warmup_steps=min(10, steps // 10),
+                max_length=cfg.max_length,
+                completion_only_loss=True,
+                **_common_args(cfg),
+            ),
+            **overrides,
+        }
     )
     trainer = SFTTrainer(
-        model=model, args=args, train_dataset=sft_dataset(examples), processing_class=processor
+        model=model,
+        args=args,
+        train_dataset=sft_dataset(examples),
+        processing_class=processor,
+        callbacks=callbacks,
     )
     result = trainer.train(resume_from_checkpoint=_last_checkpoint(out) if resume else None)
     return trainer, result
@@ -140,39 +161,220 @@ def vllm_args(cfg: TrainConfig) -> dict:
     return out
 
 
-def run_grpo(
-    cfg: TrainConfig, model, processor, examples, steps: int, out: Path, resume: bool = False, renderer=None
-):
-    from trl import GRPOConfig, GRPOTrainer
-
+def grpo_rewards(cfg: TrainConfig, renderer=None) -> tuple[list, list[float]]:
+    """The reward functions GRPO sums and each one's weight (by its name, so which rewards take
+    part is decided in one place)."""
     w = cfg.rewards
     funcs = reward_functions(renderer, w.ssim_share, w.sem_metric, text=bool(w.text))
-    # each function's weight by its name, so which rewards take part is decided in one place
     weight = {"r_sem": w.semantic, "r_act": w.action, "r_format": w.format, "r_text": w.text}
+    return funcs, [weight[f.__name__] for f in funcs]
+
+
+def run_grpo(
+    cfg: TrainConfig,
+    model,
+    processor,
+    examples,
+    steps: int,
+    out: Path,
+    resume: bool = False,
+    renderer=None,
+    callbacks=None,
+    **overrides,
+):
+    """GRPO on `examples` for `steps` steps, with dynamic sampling when cfg.dynamic_sampling;
+    `callbacks` and `overrides` (GRPOConfig fields) go to trl as they are."""
+    from trl import GRPOConfig
+
+    funcs, weights = grpo_rewards(cfg, renderer)
     args = GRPOConfig(
-        output_dir=str(out),
-        max_steps=steps,
-        per_device_train_batch_size=cfg.num_generations,
-        num_generations=cfg.num_generations,
-        max_completion_length=cfg.max_completion_length,
-        learning_rate=cfg.grpo_lr,
-        temperature=cfg.temperature,
-        beta=cfg.beta,
-        reward_weights=[weight[f.__name__] for f in funcs],
-        remove_unused_columns=False,
-        log_completions=False,
-        **vllm_args(cfg),
-        **_common_args(cfg),
+        **{
+            **dict(
+                output_dir=str(out),
+                max_steps=steps,
+                per_device_train_batch_size=cfg.num_generations,
+                num_generations=cfg.num_generations,
+                max_completion_length=cfg.max_completion_length,
+                learning_rate=cfg.grpo_lr,
+                temperature=cfg.temperature,
+                beta=cfg.beta,
+                reward_weights=weights,
+                remove_unused_columns=False,
+                log_completions=False,
+                **vllm_args(cfg),
+                **_common_args(cfg),
+            ),
+            **overrides,
+        }
     )
-    trainer = GRPOTrainer(
+    trainer_class = dynamic_sampling_trainer() if cfg.dynamic_sampling else _grpo_trainer()
+    trainer = trainer_class(
         model=model,
         reward_funcs=funcs,
         args=args,
         train_dataset=grpo_dataset(examples),
         processing_class=processor,
+        callbacks=callbacks,
     )
     result = trainer.train(resume_from_checkpoint=_last_checkpoint(out) if resume else None)
     return trainer, result
+
+
+def _grpo_trainer():
+    from trl import GRPOTrainer
+
+    return GRPOTrainer
+
+
+_DYNAMIC = None
+
+
+def dynamic_sampling_trainer():
+    """trl's GRPOTrainer with DAPO's dynamic sampling: a group whose rewards are all equal (every
+    advantage 0) is left out of the update. trl 1.16 has no such option (its
+    `frac_reward_zero_std` only logs the share), so its tokens are masked out after scoring and
+    the loss' token count is taken again without them; with beta > 0 their KL term would
+    otherwise still pull, and with the default `dapo` loss their tokens dilute the rest. The
+    share of groups left out is logged as `dynamic/flat_groups`."""
+    global _DYNAMIC
+    if _DYNAMIC is not None:
+        return _DYNAMIC
+    from trl import GRPOTrainer
+
+    class DynamicSamplingGRPOTrainer(GRPOTrainer):
+        def _generate_and_score_completions(self, inputs):
+            out = super()._generate_and_score_completions(inputs)
+            adv, mask = out["advantages"], out["completion_mask"]
+            g = self.num_generations
+            if adv.dim() != 1 or adv.numel() % g:  # a group split across processes: leave as is
+                return out
+            flat = (adv.view(-1, g).abs() <= FLAT_ADVANTAGE).all(dim=1)
+            mode = "train" if self.model.training else "eval"
+            self._metrics[mode]["dynamic/flat_groups"].append(flat.float().mean().item())
+            if flat.any():
+                keep = (~flat).repeat_interleave(g).to(mask.dtype).unsqueeze(1)
+                out["completion_mask"] = mask * keep
+                if "num_items_in_batch" in out:
+                    out["num_items_in_batch"] = self.accelerator.gather(out["completion_mask"].sum()).sum()
+            return out
+
+    _DYNAMIC = DynamicSamplingGRPOTrainer
+    return _DYNAMIC
+
+
+# An advantage this close to 0 counts as none (trl divides by the group's std + 1e-4).
+FLAT_ADVANTAGE = 1e-6
+
+
+def disagreeing_prompts(
+    cfg: TrainConfig, model, processor, examples: list[dict], renderer=None, echo=print
+) -> tuple[list[dict], dict]:
+    """The prompts (of up to cfg.prepass_prompts drawn with cfg.seed) where cfg.prepass_samples
+    completions sampled from `model` at cfg.temperature score differently under GRPO's weighted
+    rewards: a cheap pre-pass, no gradients, that picks what GRPO can learn from. Returns them
+    (all prompts drawn, when none disagrees) and the pre-pass' figures."""
+    import random
+
+    funcs, weights = grpo_rewards(cfg, renderer)
+    pool = list(examples)
+    random.Random(cfg.seed).shuffle(pool)
+    pool = pool[: cfg.prepass_prompts] if cfg.prepass_prompts else pool
+    k = max(2, cfg.prepass_samples)
+    tok = processor.tokenizer
+    side, tok.padding_side = tok.padding_side, "left"
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    kept, stds = [], []
+    step = max(1, 8 // k)
+    try:
+        for s in range(0, len(pool), step):
+            chunk = pool[s : s + step]
+            texts = [
+                processor.apply_chat_template(e["prompt"], add_generation_prompt=True, tokenize=False)
+                for e in chunk
+            ]
+            inputs = processor(
+                text=texts, images=[e["images"][0] for e in chunk], padding=True, return_tensors="pt"
+            ).to(device)
+            with torch.no_grad():
+                got = model.generate(
+                    **inputs,
+                    do_sample=True,
+                    temperature=cfg.temperature,
+                    num_return_sequences=k,
+                    max_new_tokens=cfg.max_completion_length,
+                    pad_token_id=tok.pad_token_id,
+                )
+            completions = tok.batch_decode(got[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+            cols = {
+                c: [e[c] for e in chunk for _ in range(k)]
+                for c in chunk[0]
+                if c not in ("prompt", "completion")
+            }
+            total = np.zeros(len(completions))
+            for f, w in zip(funcs, weights):
+                v = f(None, completions, **cols)
+                total += w * np.array([0.0 if x is None else x for x in v], dtype=float)
+            for j, e in enumerate(chunk):
+                sd = float(total[j * k : (j + 1) * k].std())
+                stds.append(sd)
+                if sd > FLAT_REWARD:
+                    kept.append(e)
+    finally:
+        tok.padding_side = side
+        model.train(was_training)
+    figs = {
+        "drawn": len(pool),
+        "kept": len(kept),
+        "samples": k,
+        "flat_share": 1 - len(kept) / max(1, len(pool)),
+    }
+    echo(
+        f"pre-pass: {len(kept)} of {len(pool)} prompts have samples that disagree"
+        f" ({k} samples each at temperature {cfg.temperature})"
+    )
+    return (kept or pool), figs
+
+
+# Rewards whose standard deviation within a group is at most this count as all alike.
+FLAT_REWARD = 1e-6
+
+
+def time_budget(seconds: float):
+    """A trainer callback that ends training at the first step boundary after `seconds` of wall
+    clock from when training began: two arms given the same budget had the same compute on the
+    same machine (benchmarks/rl_vs_sft.py compares SFT and GRPO that way)."""
+    import time
+
+    from transformers import TrainerCallback
+
+    class TimeBudget(TrainerCallback):
+        def __init__(self):
+            self.start = None
+
+        def on_train_begin(self, args, state, control, **kw):
+            self.start = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kw):
+            if time.perf_counter() - self.start >= seconds:
+                control.should_training_stop = True
+            return control
+
+    return TimeBudget()
+
+
+def grpo_figures(log_history: list[dict]) -> dict:
+    """The first and last logged reward and the share of groups that scored all alike."""
+    rewards = [h for h in log_history if "reward" in h]
+    flat = [h["frac_reward_zero_std"] for h in log_history if "frac_reward_zero_std" in h]
+    return {
+        "grpo_reward_first": rewards[0]["reward"] if rewards else None,
+        "grpo_reward_last": rewards[-1]["reward"] if rewards else None,
+        "grpo_flat_groups": float(np.mean(flat)) if flat else None,
+    }
 
 
 # GRPO's completion budget in edit mode: this quantile of the training edits' token lengths.
@@ -320,13 +522,12 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     if cfg.grpo_steps > 0:
         echo(f"stage 2: GRPO for {cfg.grpo_steps} steps, {cfg.num_generations} renders per prompt")
         start_step = _resumed_step(out / "grpo", resume)
-        trainer, result = run_grpo(
-            cfg, model, processor, grpo_examples(examples), cfg.grpo_steps, out / "grpo", resume
-        )
+        prompts = grpo_examples(examples)
+        if cfg.prepass_prompts:
+            prompts, figures["prepass"] = disagreeing_prompts(cfg, model, processor, prompts, echo=echo)
+        trainer, result = run_grpo(cfg, model, processor, prompts, cfg.grpo_steps, out / "grpo", resume)
         figures["grpo_steps"] = {"resumed_from": start_step, "global_step": trainer.state.global_step}
-        rewards = [h for h in trainer.state.log_history if "reward" in h]
-        figures["grpo_reward_first"] = rewards[0]["reward"] if rewards else None
-        figures["grpo_reward_last"] = rewards[-1]["reward"] if rewards else None
+        figures.update(grpo_figures(trainer.state.log_history))
         figures["grpo_steps_per_s"] = result.metrics.get("train_steps_per_second")
     final = _save(trainer, processor, out / "final", cfg) if (cfg.sft_steps or cfg.grpo_steps) else start
     if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:

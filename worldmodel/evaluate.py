@@ -11,7 +11,18 @@ from pathlib import Path
 import numpy as np
 
 from render import Renderer, RenderError
-from render.metrics import LPIPS, MetricUnavailable, element_f1, fidelity, text_f1
+from render.metrics import (
+    LPIPS,
+    MetricUnavailable,
+    blank_like,
+    change_gain,
+    content_f1,
+    element_f1,
+    fidelity,
+    normalised_gain,
+    ssim,
+    text_f1,
+)
 
 from .backends import Backend
 from .model import WorldModel
@@ -41,7 +52,11 @@ def evaluate(
     modes: dict[str, str] | str | None = None,
 ) -> dict:
     """Per backend: SSIM, LPIPS, text F1, element F1, render-failure rate, latency, copy-correlation,
-    and what it generated (characters of completion; in edit mode, of the edit).
+    and what it generated (characters of completion; in edit mode, of the edit); and the
+    scores GRPO is rewarded with (render/metrics.py): `sem_gain`, SSIM's normalised gain over
+    keeping the screen (1 perfect, 0 the copy, -1 a blank page), `content_gain`, the same for
+    content_f1 (visible words and elements) where both screens' HTML is known, and `change_gain`,
+    whether the change lands where and as the real one did (transitions that change pixels).
 
     A value of `backends` is a Backend or a WorldModel (e.g. `sim+retrieval`); `modes` gives
     each name its prediction mode ("document", "edit", "auto"), or one mode for all; a name
@@ -61,6 +76,17 @@ def evaluate(
         (out / "images").mkdir(parents=True, exist_ok=True)
     copy_fid = [fidelity(t.screen.array, t.next_screen.array) for t in transitions]
     copy_ssim = [f["ssim"] for f in copy_fid]
+    blank_ssim = [ssim(blank_like(t.next_screen.array), t.next_screen.array) for t in transitions]
+    copy_content = [
+        (content_f1(t.screen.html, t.next_screen.html), content_f1("", t.next_screen.html))
+        if t.screen.html and t.next_screen.html
+        else None
+        for t in transitions
+    ]
+    # transitions that change some pixel (change_gain has a change to land only there)
+    changes = [
+        change_gain(t.screen.array, t.screen.array, t.next_screen.array) is not None for t in transitions
+    ]
     ref = renderer.render_many([(t.next_screen.html or "", t.next_screen.viewport()) for t in transitions])
     ref_boxes = [
         None if isinstance(r, RenderError) or not t.next_screen.html else r.boxes
@@ -95,6 +121,9 @@ def evaluate(
                 "gain",
                 "generated_chars",
                 "edit_failed",
+                "sem_gain",
+                "content_gain",
+                "change_gain",
             )
         }
         wm = WorldModel.load(backend, renderer)  # a WorldModel as it is, a Backend wrapped
@@ -114,6 +143,16 @@ def evaluate(
                 per["blur_ssim"].append(fid["blur_ssim"] if fid else 0.0)
                 per["pixels_off"].append(fid["pixels_off"] if fid else 1.0)
                 per["gain"].append(sc - copy_ssim[i])
+                per["sem_gain"].append(normalised_gain(sc, copy_ssim[i], blank_ssim[i]) if p.ok else -1.0)
+                if copy_content[i] is not None:
+                    per["content_gain"].append(
+                        normalised_gain(content_f1(p.html, t.next_screen.html), *copy_content[i])
+                        if p.ok
+                        else -1.0
+                    )
+                if changes[i]:
+                    cf = change_gain(t.screen.array, p.image, t.next_screen.array) if p.ok else -1.0
+                    per["change_gain"].append(cf or 0.0)
                 if lpips is not None:
                     per["lpips"].append(lpips(p.image, t.next_screen.array) if p.ok else 1.0)
                 tf = text_f1(p.html, t.next_screen.html) if t.next_screen.html else None
@@ -153,6 +192,9 @@ def evaluate(
             "generated_chars": _mean(per["generated_chars"]),
             "edit_failure_rate": _mean(per["edit_failed"]),
             "gain_over_copy": _mean(per["gain"]),
+            "sem_gain": _mean(per["sem_gain"]),
+            "content_gain": _mean(per["content_gain"]),
+            "change_gain": _mean(per["change_gain"]),
             "copy_correlation": _pearson(copy_ssim, per["gain"]),
         }
     if "copy" in figures["backends"]:
