@@ -329,10 +329,16 @@ class Renderer:
     async def _load(self, slot: _Slot, html: str, vp: Viewport, keep_pointer: bool = False) -> None:
         """Replace the slot's document with `html` (the slot came from `_take(vp)`, already that size).
         A pointer a pooled interaction left over the page moves off it first, unless `keep_pointer`
-        (the next interaction places it itself): it would hover what the new document puts there."""
+        (the next interaction places it itself): it would hover what the new document puts there.
+        With `keep_pointer` the document is written in one call (document.open/write/close, as
+        Playwright's set_content does) without waiting for its load event: run_ops_pooled's first
+        script waits for it."""
         if slot.pointer_on and not keep_pointer:
             await slot.cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": -1, "y": -1})
             slot.pointer_on = False
+        if keep_pointer:  # a pooled interaction: one call, its first script waits for the load event
+            await slot.cdp.send("Page.setDocumentContent", {"frameId": slot.frame_id, "html": html})
+            return
         await slot.page.set_content(html, wait_until="load", timeout=self.timeout_s * 1000)
 
     def _call(self, coro, n_items: int):
@@ -604,16 +610,19 @@ class Renderer:
             raise RenderError("failed", str(e)) from None
 
         async def act(slot):
+            t0 = time.perf_counter()
             if not pooled:
-                return await run_ops(slot.page, slot.cdp, slot.frame_id, ops)
+                return await run_ops(slot.page, slot.cdp, slot.frame_id, ops), time.perf_counter() - t0
             if slot.world is None:  # an isolated world outlives the documents loaded into the page
                 slot.world = await open_world(slot.cdp, slot.frame_id, "wm-sim")
             slot.pointer_on = True
-            return await run_ops_pooled(slot.page, slot.cdp, slot.world, ops)
+            return await run_ops_pooled(slot.page, slot.cdp, slot.world, ops), time.perf_counter() - t0
 
         # an in-page anchor changes the URL's fragment: such a page is never pooled again
-        (out_html, notes), _, elapsed = await self._on_page(html, viewport, act, pooled, keep_pointer=pooled)
-        return Interaction(out_html, notes, elapsed)
+        ((out_html, notes), act_s), _, elapsed = await self._on_page(
+            html, viewport, act, pooled, keep_pointer=pooled
+        )
+        return Interaction(out_html, notes, elapsed, act_s)
 
     def hit_many(self, items) -> list[list | RenderError]:
         """Several (html, viewport, points): for each point in CSS px, [number, tag] of the element

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections import OrderedDict
 
 from render import Interaction, Renderer, RenderError
@@ -134,6 +135,9 @@ class SimBackend:
         self.cache_size = cache_size
         self._cache: OrderedDict[str, Interaction] = OrderedDict()
         self.cache_hits = self.cache_misses = 0
+        # seconds spent, for profiling: the interactions' wall time, and in them the pages'
+        # load and the operations with the capture (summed over concurrent pages), the edits
+        self.seconds = {"interact": 0.0, "load": 0.0, "act+capture": 0.0, "edit": 0.0}
 
     @classmethod
     def from_spec(cls, spec=None, timeout_s: float = 10.0) -> SimBackend:
@@ -142,14 +146,20 @@ class SimBackend:
     def _interact(self, jobs: list) -> list:
         """Renderer.interact_many on pooled pages or fresh ones, each step served from the cache
         where it was imagined before."""
-        if not self.cache_size:
-            self.cache_misses += len(jobs)
-            return self.renderer.interact_many(jobs, pooled=self.pooled)
-        keys = [self._job_key(*j) for j in jobs]
+        keys = [self._job_key(*j) for j in jobs] if self.cache_size else [None] * len(jobs)
         todo = [i for i, k in enumerate(keys) if k not in self._cache]
         self.cache_hits += len(jobs) - len(todo)
         self.cache_misses += len(todo)
-        fresh = dict(zip(todo, self.renderer.interact_many([jobs[i] for i in todo], pooled=self.pooled)))
+        t0 = time.perf_counter()
+        got = self.renderer.interact_many([jobs[i] for i in todo], pooled=self.pooled) if todo else []
+        self.seconds["interact"] += time.perf_counter() - t0
+        for res in got:
+            if not isinstance(res, RenderError):
+                self.seconds["load"] += res.elapsed_s - res.act_s
+                self.seconds["act+capture"] += res.act_s
+        if not self.cache_size:
+            return got
+        fresh = dict(zip(todo, got))
         out = []
         for i, k in enumerate(keys):
             if i in fresh:
@@ -164,13 +174,18 @@ class SimBackend:
                 out.append(self._cache[k])
         return out
 
-    @staticmethod
-    def _as_edit(current: str, res: Interaction) -> str:
+    def clear_cache(self) -> None:
+        """Forget every imagined step (the counters stay)."""
+        self._cache.clear()
+
+    def _as_edit(self, current: str, res: Interaction) -> str:
         """as_edit_of, once per interaction (a cached one was written out when it was made)."""
         done = getattr(res, "_as_edit", None)
         if done is None or done[0] != current:
+            t0 = time.perf_counter()
             done = (current, as_edit_of(current, res.html))
             res._as_edit = done
+            self.seconds["edit"] += time.perf_counter() - t0
         return done[1]
 
     @staticmethod
