@@ -82,8 +82,8 @@ ARMS = ["agent", "retrieval:progress+reward", "sim:goal-text", "sim:progress", "
 MAX_STEPS = 6
 
 
-def scorer_for(name: str, reward: LearnedReward):
-    parts = {"goal-text": GoalTextScorer(), "progress": ProgressScorer(), "reward": reward}
+def scorer_for(name: str, reward: LearnedReward, renderer=None):
+    parts = {"goal-text": GoalTextScorer(), "progress": ProgressScorer(renderer=renderer), "reward": reward}
     chosen = name.split("+")
     unknown = [c for c in chosen if c not in parts]
     if unknown:
@@ -246,7 +246,7 @@ def main():
         t = time.perf_counter()
         reward = LearnedReward(renderer=r).fit(iter_transitions(dd["train"], skipped=[]))
         print(f"learned reward: fitted on {reward.trained_on} transitions in {time.perf_counter() - t:.1f}s")
-        agent = MiniWoBAgent(r)
+        agent = MiniWoBAgent(r, max_candidates=2 * args.top_k)  # the agent alone takes its best
         results = {}
         for arm in arms:
             if arm == "agent":
@@ -259,7 +259,7 @@ def main():
             with WorldModel.load(model, renderer=r) as wm:
                 la = Lookahead(
                     wm,
-                    scorer_for(scorer, reward),
+                    scorer_for(scorer, reward, r),
                     proposer=agent,
                     top_k=args.top_k,
                     confident_at=None,

@@ -217,13 +217,15 @@ class Lookahead:
                 continue
             if len(unsure) <= 1:
                 break  # a clear winner
-            pairs, owners = [], []
+            options = []  # (rank, candidate, leaf, action): each candidate's best options first
             for i in unsure:
                 for acc, s, path in leaves[i]:
-                    for c in sorted(self.proposer(s, goal), key=lambda c: -c.confidence)[: self.beam]:
-                        pairs.append((s, c.action))
-                        owners.append((i, acc, path))
-            pairs, owners = pairs[: left()], owners[: left()]
+                    ranked = sorted(self.proposer(s, goal), key=lambda c: -c.confidence)[: self.beam]
+                    options += [(r, i, acc, s, path, c.action) for r, c in enumerate(ranked)]
+            options.sort(key=lambda o: o[0])  # stable: a short budget still reaches every candidate
+            options = options[: left()]
+            pairs = [(s, a) for _, _, _, s, _, a in options]
+            owners = [(i, acc, path) for _, i, acc, _, path, _ in options]
             if not pairs:
                 break
             preds = self._imagine(pairs, goal)
