@@ -170,7 +170,7 @@ def speed(rec, seeds, models) -> None:
                 rate = len(queries) / wall
                 hits = (sim.cache_hits - hits0) if sim else 0
                 t = time.perf_counter()
-                scorer = ProgressScorer()
+                scorer = ProgressScorer(renderer=fresh)  # reads each current screen's layout once
                 for q, p in zip(queries, preds):
                     scorer(q.screen, q.action, p, q.goal)
                 score_s = time.perf_counter() - t
@@ -243,9 +243,13 @@ def main():
         return
     dd = load_corpus("corpus/data/default")
     with Renderer() as r, Recorder() as rec:
-        t = time.perf_counter()
-        reward = LearnedReward(renderer=r).fit(iter_transitions(dd["train"], skipped=[]))
-        print(f"learned reward: fitted on {reward.trained_on} transitions in {time.perf_counter() - t:.1f}s")
+        reward = LearnedReward(renderer=r)
+        if any("reward" in a.split(":")[1] for a in arms if a != "agent"):
+            t = time.perf_counter()
+            reward.fit(iter_transitions(dd["train"], skipped=[]))
+            print(
+                f"learned reward: fitted on {reward.trained_on} transitions in {time.perf_counter() - t:.1f}s"
+            )
         agent = MiniWoBAgent(r, max_candidates=2 * args.top_k)  # the agent alone takes its best
         results = {}
         for arm in arms:

@@ -54,9 +54,11 @@ class MiniWoBAgent:
             x, y = (b.x + b.w / 2) * s, (b.y + b.h / 2) * s
             words = set(re.findall(r"\w+", b.text.lower()))
             if b.tag in ("input", "textarea"):
-                # every value the goal names into every field: which goes where is for lookahead to find
+                # every value the goal names into every field: which goes where is for lookahead to find;
+                # typed after a tap where a field's text starts (a date field's first part)
+                tx = (b.x + min(b.w / 2, 6)) * s
                 for k, q in enumerate(dict.fromkeys(quoted)):
-                    out.append(Candidate(Action("type", x=x, y=y, text=q), 0.35 - 0.02 * k))
+                    out.append(Candidate(Action("type", x=tx, y=y, text=q), 0.35 - 0.02 * k))
                 out.append(Candidate(Action("tap", x=x, y=y), 0.2))
                 continue
             match = len(words & terms) / max(1, len(words)) if words else 0.0

@@ -13,7 +13,7 @@ import re
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Tag
 
 from render import Renderer, default_renderer
 from render.metrics import visible_text
@@ -45,11 +45,12 @@ def nearby_text(el) -> str:
     else (in a table) the previous cell's. What a layout puts beside a field to name it."""
     parts = []
     for sib in el.previous_siblings:
-        if getattr(sib, "name", None) in ("input", "textarea", "select") or (
-            hasattr(sib, "find") and sib.find(["input", "textarea", "select"]) is not None
+        if isinstance(sib, Tag) and (
+            sib.name in ("input", "textarea", "select")
+            or sib.find(["input", "textarea", "select"]) is not None
         ):
             break  # another field's: what is before it names that one
-        text = sib.get_text(" ", strip=True) if hasattr(sib, "get_text") else str(sib).strip()
+        text = sib.get_text(" ", strip=True) if isinstance(sib, Tag) else str(sib).strip()
         if text:
             parts.append(text)
         if sum(map(len, parts)) >= NEAR_CHARS:

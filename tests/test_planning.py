@@ -219,6 +219,7 @@ LAYOUTS = [
     '<table><tr><td>Last name</td><td><input value="{last}"></td></tr><tr><td>First name</td><td><input value="{first}"></td></tr></table>',
     '<div><span>First name:</span><input value="{first}"><br><span>Last name:</span><input value="{last}"></div>',
     '<label>Last name <input value="{last}"></label><p>And your first name, please</p><input value="{first}">',
+    '<div>Last name: <input value="{last}"><br>First name: <input value="{first}"></div>',
 ]
 
 
