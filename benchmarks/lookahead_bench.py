@@ -104,6 +104,11 @@ def run_arm(rec, tasks, seeds, policy, lookahead=None) -> dict:
             wins += bool(tr) and tr[-1].meta.get("reward", 0) > 0
         imagined = (lookahead.imagined_steps - im0) if lookahead else 0
         out[task] = {"wins": wins, "steps": steps, "wall_s": time.perf_counter() - t0, "imagined": imagined}
+        print(
+            f"    {task:22s} {wins}/{len(seeds)} wins, {steps} real steps, {imagined} imagined, "
+            f"{out[task]['wall_s']:.0f}s",
+            flush=True,
+        )
     return out
 
 
@@ -200,7 +205,7 @@ def speed(rec, seeds, models) -> None:
 
 def report(results, tasks, n, title) -> None:
     names = list(results)
-    print(f"\n== {title}: {len(tasks)} tasks x {n} seeds")
+    print(f"\n== {title}: {len(tasks)} tasks x {n} seeds (vs agent: against the agent alone)")
     print(f"{'task':22s} " + " ".join(f"{a:>22s}" for a in names))
     for task in tasks:
         print(f"{task:22s} " + " ".join(f"{results[a][0][task]['wins']:>17d}/{n:<4d}" for a in names))
@@ -208,7 +213,8 @@ def report(results, tasks, n, title) -> None:
         f"\n{'arm':26s} {'success':>8s} {'vs agent':>9s} {'steps/success':>14s} {'imagined/real':>14s}"
         f" {'wall s':>7s} {'s/real step':>11s}"
     )
-    base = sum(results[names[0]][0][t]["wins"] for t in tasks) / (n * len(tasks))
+    first = "agent" if "agent" in results else names[0]
+    base = sum(results[first][0][t]["wins"] for t in tasks) / (n * len(tasks))
     for a in names:
         res, imagined = results[a]
         wins = sum(res[t]["wins"] for t in tasks)
