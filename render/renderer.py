@@ -516,7 +516,9 @@ class Renderer:
                 slot = await asyncio.wait_for(self._take(vp), self.timeout_s)
             except Exception as e:
                 await self._mark_crashed()
-                raise RenderError("crashed", f"could not open a page: {(str(e) or type(e).__name__).splitlines()[0]}") from e
+                raise RenderError(
+                    "crashed", f"could not open a page: {(str(e) or type(e).__name__).splitlines()[0]}"
+                ) from e
             t0 = time.perf_counter()
             slot.blocked = []
             # a failure on a page that served earlier renders may be their doing: retry on a fresh one

@@ -149,7 +149,7 @@ def test_two_step_rollouts_are_batched_across_candidates(corpus, renderer):
     with WorldModel.load("sim", renderer=renderer) as wm:
         calls = []
         real = wm.predict_many
-        wm.predict_many = lambda qs, *a: calls.append(len(qs)) or real(qs, *a)
+        wm.predict_many = lambda qs, *a, **kw: calls.append(len(qs)) or real(qs, *a, **kw)
         la = Lookahead(wm, ProgressScorer(), proposer=agent, depth=2, beam=2, top_k=3, confident_at=None)
         ranked = la.rank(t.screen, t.goal, agent(t.screen, t.goal))
     assert len(calls) == 2 and calls[0] == 3 and calls[1] > 3  # one batch per depth, across candidates
