@@ -16,14 +16,16 @@ _CLICKABLE = {"button", "a", "span", "label", "input", "textarea", "li", "td", "
 
 def typed_values(goal: str) -> list[str]:
     """What to type for each value the goal names (quoted strings, dates, times; in the case the
-    goal asks for). A date or time is also offered as the keys a date or time field takes
-    (10/11/2016 as 10112016, 12:13 PM as 1213P): such a field moves on by itself."""
+    goal asks for). A date or time is also offered as the keys a date or time field takes, each
+    part in two digits (1/5/2016 as 01052016, 1:27 PM as 0127P): such a field moves to its next
+    part after two digits, and a lone 1 waits for a second."""
     out = []
     for v in named_values(goal):
         out.append(v.text)
         if v.kind in ("date", "time"):
-            keys = re.sub(r"\D", "", v.text) + ("".join(c for c in v.text if c in "AaPp")[:1]).upper()
-            out.append(keys)
+            parts = re.findall(r"\d+", v.text)
+            keys = "".join(p.zfill(2) for p in parts[:-1]) + parts[-1].zfill(2)
+            out.append(keys + ("".join(c for c in v.text if c in "AaPp")[:1]).upper())
     return list(dict.fromkeys(out))
 
 
