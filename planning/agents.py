@@ -5,17 +5,32 @@ from __future__ import annotations
 import re
 
 from render import Renderer, default_renderer
-from worldmodel.goal import quoted as goal_quoted
 from worldmodel.types import Action, Screen
 
 from .lookahead import Candidate
+from .progress import named_values
 from .scorers import goal_terms
 
 _CLICKABLE = {"button", "a", "span", "label", "input", "textarea", "li", "td", "h3", "div", "p"}
 
 
+def typed_values(goal: str) -> list[str]:
+    """What to type for each value the goal names (quoted strings, dates, times; in the case the
+    goal asks for). A date or time is also offered as the keys a date or time field takes, each
+    part in two digits (1/5/2016 as 01052016, 1:27 PM as 0127P): such a field moves to its next
+    part after two digits, and a lone 1 waits for a second."""
+    out = []
+    for v in named_values(goal):
+        out.append(v.text)
+        if v.kind in ("date", "time"):
+            parts = re.findall(r"\d+", v.text)
+            keys = "".join(p.zfill(2) for p in parts[:-1]) + parts[-1].zfill(2)
+            out.append(keys + ("".join(c for c in v.text if c in "AaPp")[:1]).upper())
+    return list(dict.fromkeys(out))
+
+
 class MiniWoBAgent:
-    """Proposes a tap on each visible element and typing each of the goal's quoted strings into each field.
+    """Proposes a tap on each visible element and typing each value the goal names into each field.
 
     Its confidence is a weak prior: elements whose text the goal names rank
     higher, fields get the quoted text, a Submit button is always an option.
@@ -33,7 +48,7 @@ class MiniWoBAgent:
         boxes = r.render(screen.html, screen.viewport()).boxes
         s = screen.device_scale_factor
         terms = set(goal_terms(goal))
-        quoted = goal_quoted(goal)
+        quoted = typed_values(goal)
         out: list[Candidate] = []
         for b in boxes:
             if b.tag not in _CLICKABLE or b.y < 50 / s and b.tag in ("div", "p", "span"):  # the query banner
@@ -41,9 +56,11 @@ class MiniWoBAgent:
             x, y = (b.x + b.w / 2) * s, (b.y + b.h / 2) * s
             words = set(re.findall(r"\w+", b.text.lower()))
             if b.tag in ("input", "textarea"):
-                # every quoted string into every field: which goes where is for lookahead to find
+                # every value the goal names into every field: which goes where is for lookahead to find;
+                # typed after a tap where a field's text starts (a date field's first part)
+                tx = (b.x + min(b.w / 2, 6)) * s
                 for k, q in enumerate(dict.fromkeys(quoted)):
-                    out.append(Candidate(Action("type", x=x, y=y, text=q), 0.35 - 0.02 * k))
+                    out.append(Candidate(Action("type", x=tx, y=y, text=q), 0.35 - 0.02 * k))
                 out.append(Candidate(Action("tap", x=x, y=y), 0.2))
                 continue
             match = len(words & terms) / max(1, len(words)) if words else 0.0

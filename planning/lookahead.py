@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from worldmodel import Action, Prediction, Query, Renderer, Screen, WorldModel
+from worldmodel.model import render_pending
 
 from .scorers import Scorer, says_done
 
@@ -65,32 +66,45 @@ class Lookahead:
         discount: float = 0.9,
         renderer: Renderer | None = None,
         mode: str | None = None,
+        budget: int | None = None,
+        margin: float = 0.05,
     ):
         if depth < 1 or beam < 1:
             raise ValueError(f"depth ({depth}) and beam ({beam}) must be at least 1")
         if depth > 1 and proposer is None:
             raise ValueError("rolling out past one step needs a proposer for the later actions")
+        if budget is not None and budget < 1:
+            raise ValueError(f"budget ({budget}) must be at least 1 imagined step")
         self.world_model = WorldModel.load(world_model, renderer)
         self.scorer, self.proposer = scorer, proposer
         self.depth, self.beam, self.top_k = depth, beam, top_k
         self.confident_at, self.discount, self.renderer = confident_at, discount, renderer
         self.mode = mode  # the prediction mode: document, edit, auto; None: the world model's own
+        # With a budget (imagined steps per decision) the search is not of a fixed shape: see
+        # _rank_within_budget. `margin`: scores this close to the best are still unsure.
+        self.budget, self.margin = budget, margin
         self.imagined_steps = 0
+        self.last_spent = 0  # imagined steps the last decision took
 
     def rank(self, screen: Screen, goal: str, candidates: Sequence[Candidate]) -> list[Ranked]:
         """Candidates ranked best first, each with the screens imagined for it.
 
         The first imagined step of every candidate is one batch; past it, the beams of all
         candidates advance together, one batch per depth."""
-        cands = sorted(candidates, key=lambda c: -c.confidence)[: self.top_k]
+        every = sorted(candidates, key=lambda c: -c.confidence)
+        cands = every[: self.top_k]
         if not cands:
             return []
         if self.confident_at is not None and cands[0].confidence >= self.confident_at:
             return [Ranked(c.action, c.confidence, [], c.confidence) for c in cands]  # gate: trust the agent
+        if self.budget is not None:
+            return self._rank_within_budget(screen, goal, every)
+        before = self.imagined_steps
         preds = self._imagine([(screen, c.action) for c in cands], goal)
         scores = [self.scorer(screen, c.action, p, goal) for c, p in zip(cands, preds)]
         paths = [[p] for p in preds]
         if self.depth > 1:
+            render_pending(preds)
             starts = [
                 p.as_screen(screen) if p.ok and not self._done(screen, c.action, p, goal) else None
                 for c, p in zip(cands, preds)
@@ -100,6 +114,7 @@ class Lookahead:
                     scores[i] += self.discount * future
                     paths[i] += fpath
         ranked = [Ranked(c.action, s, path, c.confidence) for c, s, path in zip(cands, scores, paths)]
+        self.last_spent = self.imagined_steps - before
         # ties go to the agent's own preference
         return sorted(ranked, key=lambda r: (-r.score, -r.confidence))
 
@@ -112,7 +127,7 @@ class Lookahead:
 
     def _imagine(self, pairs: list[tuple[Screen, Action]], goal: str) -> list[Prediction]:
         self.imagined_steps += len(pairs)
-        return self.world_model.predict_many([Query(s, a, goal) for s, a in pairs], self.mode)
+        return self.world_model.predict_many([Query(s, a, goal) for s, a in pairs], self.mode, lazy=True)
 
     def _rollouts(self, starts: list[Screen | None], goal: str, depth: int):
         """For each start, the best discounted score reachable in `depth` more imagined steps
@@ -129,7 +144,9 @@ class Lookahead:
             if not pairs:
                 break
             expanded: list[list] = [[] for _ in starts]
-            for (s, a), (i, acc, _, path), p in zip(pairs, owners, self._imagine(pairs, goal)):
+            preds = self._imagine(pairs, goal)
+            render_pending([p for p, (s, a) in zip(preds, pairs) if p.ok and not self._done(s, a, p, goal)])
+            for (s, a), (i, acc, _, path), p in zip(pairs, owners, preds):
                 if not p.ok:
                     continue
                 v = acc + (self.discount**d) * self.scorer(s, a, p, goal)
@@ -144,3 +161,88 @@ class Lookahead:
                     best[i] = (ex[0][0], ex[0][2])
                 beams[i] = [e for e in ex[: self.beam] if e[1] is not None]  # a finished path stops
         return best
+
+    def _rank_within_budget(self, screen: Screen, goal: str, every: list[Candidate]) -> list[Ranked]:
+        """Best-first search in at most `budget` imagined steps for this decision.
+
+        The agent's top_k candidates are imagined first. While steps remain and the decision is
+        unsure:
+        - wider: when no candidate stands out (the best is within `margin` of the median), the
+          agent's next top_k candidates are imagined;
+        - deeper: when several are within `margin` of the best, each of their best paths is
+          extended by one step (the proposer's `beam` best actions on its last imagined screen).
+        A candidate's value is the best of its own score and the scores found below it, each
+        discounted by its depth: a deeper search cannot add up to more than a shallow one, so
+        searching only the unsure candidates deeper does not favour them. A clear winner,
+        finished paths, or the budget ends the search."""
+        start = self.imagined_steps
+        left = lambda: self.budget - (self.imagined_steps - start)  # noqa: E731
+        chosen: list[Candidate] = []
+        first: list[float] = []
+        future: list[float | None] = []
+        paths: list[list[Prediction]] = []
+        leaves: list[list[tuple[float, Screen | None, list[Prediction]]]] = []
+        depth_of: list[int] = []
+        offset = 0
+
+        def imagine_more():
+            nonlocal offset
+            more = every[offset : offset + min(self.top_k, left())]
+            offset += len(more)
+            if not more:
+                return False
+            preds = self._imagine([(screen, c.action) for c in more], goal)
+            done = [self._done(screen, c.action, p, goal) for c, p in zip(more, preds)]
+            render_pending([p for p, d in zip(preds, done) if p.ok and not d] if self.proposer else [])
+            for c, p, d in zip(more, preds, done):
+                chosen.append(c)
+                first.append(self.scorer(screen, c.action, p, goal))
+                future.append(None)
+                paths.append([p])
+                alive = p.ok and not d and self.proposer is not None
+                leaves.append([(0.0, p.as_screen(screen), [p])] if alive else [])
+                depth_of.append(1)
+            return True
+
+        def value(i):
+            return first[i] if future[i] is None else max(first[i], future[i])
+
+        imagine_more()
+        while left() > 0 and chosen:
+            values = [value(i) for i in range(len(chosen))]
+            best = max(values)
+            unsure = [i for i, v in enumerate(values) if v >= best - self.margin]
+            if best <= sorted(values)[len(values) // 2] + self.margin and offset < len(every):
+                imagine_more()  # nothing shows progress: look wider
+                continue
+            if len(unsure) <= 1:
+                break  # a clear winner
+            options = []  # (rank, candidate, leaf, action): each candidate's best options first
+            for i in unsure:
+                for acc, s, path in leaves[i]:
+                    ranked = sorted(self.proposer(s, goal), key=lambda c: -c.confidence)[: self.beam]
+                    options += [(r, i, acc, s, path, c.action) for r, c in enumerate(ranked)]
+            options.sort(key=lambda o: o[0])  # stable: a short budget still reaches every candidate
+            options = options[: left()]
+            pairs = [(s, a) for _, _, _, s, _, a in options]
+            owners = [(i, acc, path) for _, i, acc, _, path, _ in options]
+            if not pairs:
+                break
+            preds = self._imagine(pairs, goal)
+            done = [self._done(s, a, p, goal) for (s, a), p in zip(pairs, preds)]
+            render_pending([p for p, d in zip(preds, done) if p.ok and not d])
+            grown: dict[int, list] = {}
+            for (s, a), (i, _acc, path), p, d in zip(pairs, owners, preds, done):
+                if not p.ok:
+                    continue
+                v = (self.discount ** depth_of[i]) * self.scorer(s, a, p, goal)
+                if future[i] is None or v > future[i]:
+                    future[i], paths[i] = v, [*path, p]
+                grown.setdefault(i, []).append((v, None if d else p.as_screen(s), path + [p]))
+            for i in unsure:
+                ex = sorted(grown.get(i, []), key=lambda e: -e[0])
+                leaves[i] = [e for e in ex[: self.beam] if e[1] is not None]
+                depth_of[i] += 1
+        self.last_spent = self.imagined_steps - start
+        ranked = [Ranked(c.action, value(i), paths[i], c.confidence) for i, c in enumerate(chosen)]
+        return sorted(ranked, key=lambda r: (-r.score, -r.confidence))

@@ -24,10 +24,9 @@ from render import Renderer, RenderError
 from render.metrics import visible_text
 from worldmodel.types import Action, Prediction, Screen, Transition
 
-from .progress import GoalSpec, TaskState, TaskStates, requirements_met
+from .progress import SUBMIT_WORDS, GoalSpec, TaskState, TaskStates, requirements_met, target_box
 from .scorers import ValueScorer
 
-SUBMIT_WORDS = {"submit", "login", "log", "sign", "ok", "search", "next", "done", "go", "send", "save"}
 FEATURES = (
     "bias",
     "tap",
@@ -46,20 +45,11 @@ STEPS = 3000
 LR = 0.5
 
 
-def _target(boxes, action: Action, scale: float):
-    """The smallest laid-out element under the action's point, or None."""
-    if action.x is None or action.y is None:
-        return None
-    x, y = action.x / scale, action.y / scale
-    hits = [b for b in boxes if b.x <= x <= b.x + b.w and b.y <= y <= b.y + b.h]
-    return min(hits, key=lambda b: b.w * b.h) if hits else None
-
-
 def features(screen: Screen, boxes, action: Action, goal: str, state: TaskState | None = None) -> np.ndarray:
     """The feature vector (FEATURES' order); `state` is the screen's parsed TaskState if known."""
     g = GoalSpec.of(goal)
     st = state if state is not None else TaskState.of(screen.html)
-    tgt = _target(boxes, action, screen.device_scale_factor)
+    tgt = target_box(boxes, action, screen.device_scale_factor)
     words = set(visible_text(tgt.text)) if tgt is not None else set()
     tag = tgt.tag if tgt is not None else ""
     submit = float(bool(words & SUBMIT_WORDS) and tag in ("button", "input", "a", "span", "div"))

@@ -23,6 +23,7 @@ duration (a page that navigates away has no next screen to capture); a click on 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 
@@ -120,6 +121,7 @@ class Interaction:
     html: str
     notes: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+    act_s: float = 0.0  # of elapsed_s, the operations and the capture (the rest: page and load)
 
 
 def check_ops(ops) -> list[tuple]:
@@ -258,6 +260,106 @@ async def run_ops(page, cdp, frame_id: str, ops: list[tuple]) -> tuple[str, list
                 notes.append("nothing there can scroll that way")
     await _eval(cdp, ctx, _RESTORE_JS)
     html = await _eval(cdp, ctx, f"({CAPTURE_JS})({json.dumps(CAPTURE_OPTIONS)})", await_promise=True)
+    if not isinstance(html, str):
+        raise RuntimeError("the capture returned nothing")
+    return html, notes
+
+
+# The pooled path's two scripts: what _PREPARE_JS and the first point's _LEAVING_LINK_JS do, in
+# one call; then _RESTORE_JS, the capture, and focus dropped and the window scrolled home (a
+# pooled page must serve the next document as a fresh one would), in one call.
+# It first waits for the document's load event (Renderer._load with keep_pointer does not), and
+# it also says whether typed text may be inserted as one input event: the element the first point
+# lands on (else the focused one) is a plain text field, where insertion and keys give one value.
+_PREPARE_AT_JS = """(async (point) => {
+  if (document.readyState !== 'complete') await new Promise((r) => addEventListener('load', r, {once: true}));
+  const pointer = PREPARE;
+  let href = '', el = document.activeElement;
+  if (point) {
+    el = document.elementFromPoint(point[0], point[1]);
+    const a = el && el.closest('[data-wm-href]');
+    href = a ? a.getAttribute('data-wm-href') : '';
+  }
+  const plain = !!el && (el.localName === 'textarea' || (el.localName === 'input' &&
+    ['text', 'password', 'email', 'search', 'tel', 'url'].includes(el.type)));
+  return [pointer, href, plain];
+})""".replace("PREPARE", _PREPARE_JS)
+
+_CAPTURE_AND_LEAVE_JS = """(async (opts) => {
+  RESTORE;
+  const html = await (CAPTURE)(opts);
+  if (document.activeElement && document.activeElement.blur) document.activeElement.blur();
+  window.scrollTo(0, 0);
+  return html;
+})""".replace("RESTORE", _RESTORE_JS).replace("CAPTURE", CAPTURE_JS)
+
+
+def _mouse(kind: str, x: float, y: float, pressed: bool = False) -> dict:
+    """Input.dispatchMouseEvent's parameters as Playwright's mouse sends them (primary button)."""
+    ev = {"type": kind, "x": x, "y": y, "modifiers": 0, "button": "none", "buttons": 0}
+    if kind != "mouseMoved":
+        ev.update(button="left", clickCount=1, buttons=1 if kind == "mousePressed" else 0)
+    elif pressed:
+        ev.update(button="left", buttons=1)
+    return ev
+
+
+async def run_ops_pooled(page, cdp, world: int, ops: list[tuple]) -> tuple[str, list[str]]:
+    """run_ops for a page that goes back to the pool, in a few round trips to the browser: a
+    round trip costs as much as the page's own work here. The same input events in the same
+    order and the same scripts, with these differences:
+
+    - `world` is an isolated world opened on the page before (it outlives a new document);
+    - the input events between two scripts are sent at once, in order, and awaited together;
+    - typed text without control characters is inserted as one input event into a plain text
+      field (with scripts off no key event has a listener; the field's value is the same); into
+      anything else (a date, a number) it is typed key by key as run_ops types it;
+    - afterwards nothing has focus and the window is scrolled home, and the pointer stays where
+      the last operation left it: the caller moves it off the page before a render reads hover."""
+    notes: list[str] = []
+    first = ops[0] if ops and ops[0][0] in ("click", "hover") else None
+    point = [float(first[1]), float(first[2])] if first else None
+    pointer, first_href, plain = await _eval(cdp, world, f"{_PREPARE_AT_JS}({json.dumps(point)})", True)
+    # the pointer goes back where the capture saw it hovering, else off the page
+    x0, y0 = (float(pointer[0]), float(pointer[1])) if pointer else (-1.0, -1.0)
+    batch: list[tuple[str, dict]] = [("Input.dispatchMouseEvent", _mouse("mouseMoved", x0, y0))]
+
+    async def flush():
+        if batch:
+            await asyncio.gather(*(cdp.send(method, params) for method, params in batch))
+            batch.clear()
+
+    for k, op in enumerate(ops):
+        kind = op[0]
+        if kind in ("click", "hover"):
+            x, y = float(op[1]), float(op[2])
+            if k == 0:
+                href = first_href
+            else:
+                await flush()
+                href = await _eval(cdp, world, f"{_LEAVING_LINK_JS}({x}, {y})")
+            if kind == "click" and href:
+                notes.append(f"link to another page ({href[:80]}): the sim keeps this screen")
+            moves = ["mouseMoved"] + (["mousePressed", "mouseReleased"] if kind == "click" else [])
+            batch += [("Input.dispatchMouseEvent", _mouse(m, x, y)) for m in moves]
+        elif kind == "type" and plain and str(op[1]) and str(op[1]).isprintable():
+            batch.append(("Input.insertText", {"text": str(op[1])}))
+        elif kind in ("type", "key"):  # control characters and keys act as keys do
+            await flush()
+            if kind == "type":
+                await page.keyboard.type(str(op[1]))
+            else:
+                await page.keyboard.press(str(op[1]))
+        elif kind == "scroll":
+            await flush()
+            _, x, y, dx, dy = (float(v) if i else v for i, v in enumerate(op))
+            moved = await _eval(cdp, world, f"{_SCROLL_JS}({x}, {y}, {dx}, {dy})")
+            if not moved:
+                notes.append("nothing there can scroll that way")
+    await flush()
+    html = await _eval(
+        cdp, world, f"{_CAPTURE_AND_LEAVE_JS}({json.dumps(CAPTURE_OPTIONS)})", await_promise=True
+    )
     if not isinstance(html, str):
         raise RuntimeError("the capture returned nothing")
     return html, notes

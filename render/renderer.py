@@ -38,7 +38,7 @@ import numpy as np
 from PIL import Image
 
 from .compact import COMPACT_JS, minify_styles
-from .interact import Interaction, check_ops, hit_test, open_world, run_ops
+from .interact import Interaction, check_ops, hit_test, open_world, run_ops, run_ops_pooled
 from .sandbox import NO_WEBRTC_JS, SHELL_URL, chromium_args, chromium_path, shell_response
 from .watchdog import MemoryWatchdog
 
@@ -191,6 +191,8 @@ class _Slot:
         self.frame_id, self.loader_id = frame["id"], frame["loaderId"]
         self.uses = 0
         self.blocked: list[str] = []
+        self.world: int | None = None  # the pooled interactions' isolated world (Renderer.ainteract)
+        self.pointer_on = False  # an interaction left the pointer over the page
 
     async def still_on_shell(self, scripts: bool) -> bool:
         """No cross-document navigation since the shell loaded.
@@ -324,8 +326,19 @@ class Renderer:
             raise RenderError("failed", str(last).split(": ", 1)[1])
         raise last  # type: ignore[misc]
 
-    async def _load(self, slot: _Slot, html: str, vp: Viewport) -> None:
-        """Replace the slot's document with `html` (the slot came from `_take(vp)`, already that size)."""
+    async def _load(self, slot: _Slot, html: str, vp: Viewport, keep_pointer: bool = False) -> None:
+        """Replace the slot's document with `html` (the slot came from `_take(vp)`, already that size).
+        A pointer a pooled interaction left over the page moves off it first, unless `keep_pointer`
+        (the next interaction places it itself): it would hover what the new document puts there.
+        With `keep_pointer` the document is written in one call (document.open/write/close, as
+        Playwright's set_content does) without waiting for its load event: run_ops_pooled's first
+        script waits for it."""
+        if slot.pointer_on and not keep_pointer:
+            await slot.cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": -1, "y": -1})
+            slot.pointer_on = False
+        if keep_pointer:  # a pooled interaction: one call, its first script waits for the load event
+            await slot.cdp.send("Page.setDocumentContent", {"frameId": slot.frame_id, "html": html})
+            return
         await slot.page.set_content(html, wait_until="load", timeout=self.timeout_s * 1000)
 
     def _call(self, coro, n_items: int):
@@ -503,7 +516,9 @@ class Renderer:
                 slot = await asyncio.wait_for(self._take(vp), self.timeout_s)
             except Exception as e:
                 await self._mark_crashed()
-                raise RenderError("crashed", f"could not open a page: {str(e).splitlines()[0]}") from e
+                raise RenderError(
+                    "crashed", f"could not open a page: {(str(e) or type(e).__name__).splitlines()[0]}"
+                ) from e
             t0 = time.perf_counter()
             slot.blocked = []
             # a failure on a page that served earlier renders may be their doing: retry on a fresh one
@@ -527,7 +542,7 @@ class Renderer:
                 await self._discard(slot)  # something moved the page: the pixels are not this HTML's
                 raise RenderError(suspect, "the page navigated away during its render")
             blocked = list(slot.blocked)
-            if not reuse or self.allow_scripts or slot.generation != self._generation:
+            if not reuse or self.allow_scripts or slot.generation != self._generation or "#" in slot.page.url:
                 await self._discard(slot)
             else:
                 self._idle[scale].append(slot)
@@ -574,26 +589,42 @@ class Renderer:
         """Load `html`, apply input operations (render/interact.py), capture the result; raises RenderError."""
         return self._call(self.ainteract(html, viewport, ops), 1)
 
-    def interact_many(self, items) -> list[Interaction | RenderError]:
-        """Several (html, viewport, ops) concurrently; each failure comes back in its slot."""
+    def interact_many(self, items, pooled: bool = False) -> list[Interaction | RenderError]:
+        """Several (html, viewport, ops) concurrently; each failure comes back in its slot.
+        `pooled`: act on pooled pages and keep them (see ainteract) instead of a fresh page each."""
         items = list(items)
 
         async def all_():
-            return await _each(items, self.ainteract)
+            return await _each(items, lambda h, v, o: self.ainteract(h, v, o, pooled))
 
         return self._call(all_(), len(items))
 
-    async def ainteract(self, html: str, viewport: Viewport, ops) -> Interaction:
+    async def ainteract(self, html: str, viewport: Viewport, ops, pooled: bool = False) -> Interaction:
+        """Without `pooled` the page is closed afterwards (what acting left on it cannot reach the
+        next render). With it, the page goes back to the pool with the pointer moved off it and
+        the window scrolled home (render/interact.py's leave_page), unless an in-page anchor gave
+        its URL a fragment (`:target` would then style the next document): opening a page costs
+        more than the whole interaction."""
         self._admit(html)
         try:
             ops = check_ops(ops)
         except ValueError as e:
             raise RenderError("failed", str(e)) from None
-        # an in-page anchor changes the URL's fragment, so the page is never pooled again
-        (out_html, notes), _, elapsed = await self._on_page(
-            html, viewport, lambda slot: run_ops(slot.page, slot.cdp, slot.frame_id, ops), reuse=False
+
+        async def act(slot):
+            t0 = time.perf_counter()
+            if not pooled:
+                return await run_ops(slot.page, slot.cdp, slot.frame_id, ops), time.perf_counter() - t0
+            if slot.world is None:  # an isolated world outlives the documents loaded into the page
+                slot.world = await open_world(slot.cdp, slot.frame_id, "wm-sim")
+            slot.pointer_on = True
+            return await run_ops_pooled(slot.page, slot.cdp, slot.world, ops), time.perf_counter() - t0
+
+        # an in-page anchor changes the URL's fragment: such a page is never pooled again
+        ((out_html, notes), act_s), _, elapsed = await self._on_page(
+            html, viewport, act, pooled, keep_pointer=pooled
         )
-        return Interaction(out_html, notes, elapsed)
+        return Interaction(out_html, notes, elapsed, act_s)
 
     def hit_many(self, items) -> list[list | RenderError]:
         """Several (html, viewport, points): for each point in CSS px, [number, tag] of the element
@@ -612,13 +643,13 @@ class Renderer:
 
         return self._call(all_(), len(items))
 
-    async def _on_page(self, html: str, vp: Viewport, act, reuse: bool):
+    async def _on_page(self, html: str, vp: Viewport, act, reuse: bool, keep_pointer: bool = False):
         """Load `html` (already admitted) on a pooled page and run `act(slot)` there, retried as a
         render is: (its result, blocked requests, seconds)."""
         clean = _clean(html)
 
         async def work(slot):
-            await self._load(slot, clean, vp)
+            await self._load(slot, clean, vp, keep_pointer)
             return await act(slot)
 
         return await self._retrying(lambda: self._on_slot(vp, work, reuse=reuse))

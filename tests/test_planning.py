@@ -172,3 +172,136 @@ def test_goal_quotes_are_read_in_one_place():
     assert goal_quotes(goal) == [("username", "kasie"), ("password", "x2"), ("then", ""), ("and", "ok")]
     assert quoted(goal) == ["kasie", "x2", "ok"]
     assert GoalSpec.of(goal).quoted == [("username", "kasie"), ("password", "x2"), ("and", "ok")]
+
+def test_a_search_budget_is_spent_where_the_scorer_is_unsure_and_never_exceeded(renderer):
+    # tapping 10 or 30 look alike one step ahead; only past the menu (30) is settings in reach
+    wm = TableModel(
+        {
+            30: "<html><body><p>Menu</p></body></html>",
+            40: "<html><body><p>Settings</p></body></html>",
+            10: "<html><body><p>Inbox</p></body></html>",
+            20: "<html><body><h1>Settings</h1></body></html>",
+        }
+    )
+
+    def proposer(screen, goal):
+        x = 40 if "Menu" in (screen.html or "") else 10
+        return [Candidate(Action("tap", x=x, y=1), 0.5), Candidate(Action("tap", x=x, y=2), 0.4)]
+
+    tie = [Candidate(Action("tap", x=10, y=1), 0.5), Candidate(Action("tap", x=30, y=1), 0.4)]
+    for budget in (2, 3, 4, 7):
+        la = Lookahead(
+            wm,
+            GoalTextScorer(),
+            proposer=as_agent(proposer),
+            beam=2,
+            confident_at=None,
+            renderer=renderer,
+            budget=budget,
+        )
+        ranked = la.rank(SCREEN, GOAL, tie)
+        assert la.last_spent <= budget and la.imagined_steps == la.last_spent
+        if budget == 2:  # no step left past the first: the tie goes to the agent's preference
+            assert ranked[0].action.x == 10 and la.last_spent == 2
+        if budget >= 4:  # one level deeper finds settings behind the menu
+            assert ranked[0].action.x == 30 and "Settings" in ranked[0].imagined[-1].html
+    # a clear winner after the first step ends the search, whatever budget is left
+    la = Lookahead(
+        wm, GoalTextScorer(), proposer=as_agent(proposer), confident_at=None, renderer=renderer, budget=50
+    )
+    ranked = la.rank(SCREEN, GOAL, [Candidate(Action("tap", x=20, y=1), 0.1), tie[0]])
+    assert ranked[0].action.x == 20 and la.last_spent == 2
+    # when nothing stands out the search looks wider: the agent's next candidates
+    many = [Candidate(Action("tap", x=10, y=k), 0.5 - k / 100) for k in range(4)] + [
+        Candidate(Action("tap", x=20, y=9), 0.01)
+    ]
+    la = Lookahead(
+        wm,
+        GoalTextScorer(),
+        proposer=as_agent(proposer),
+        top_k=2,
+        confident_at=None,
+        renderer=renderer,
+        budget=6,
+    )
+    assert la.rank(SCREEN, GOAL, many)[0].action.x == 20 and la.last_spent <= 6
+    with pytest.raises(ValueError, match="budget"):
+        Lookahead(wm, GoalTextScorer(), budget=0)
+
+
+GOAL_NAMES = 'Enter "Ada" as the first name and "Byron" as the last name, then press Submit.'
+# The same two fields in layouts a label-less reading could not tell apart, in either order.
+LAYOUTS = [
+    '<label for="a">Last name</label><input id="a" value="{last}"><label for="b">First name</label><input id="b" value="{first}">',
+    '<input placeholder="First name" value="{first}"><input placeholder="Last name" value="{last}">',
+    '<input name="lastname" aria-label="Last name" value="{last}"><input title="First name" value="{first}">',
+    '<table><tr><td>Last name</td><td><input value="{last}"></td></tr><tr><td>First name</td><td><input value="{first}"></td></tr></table>',
+    '<div><span>First name:</span><input value="{first}"><br><span>Last name:</span><input value="{last}"></div>',
+    '<label>Last name <input value="{last}"></label><p>And your first name, please</p><input value="{first}">',
+    '<div>Last name: <input value="{last}"><br>First name: <input value="{first}"></div>',
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_named_values_go_to_fields_by_their_labels_in_any_layout(layout):
+    from planning.progress import GoalSpec, TaskState, field_score
+
+    g = GoalSpec.of(GOAL_NAMES)
+    right = TaskState.of(f"<html><body>{layout.format(first='Ada', last='Byron')}</body></html>")
+    swapped = TaskState.of(f"<html><body>{layout.format(first='Byron', last='Ada')}</body></html>")
+    half = TaskState.of(f"<html><body>{layout.format(first='Ada', last='')}</body></html>")
+    assert field_score(right, g)[:2] == (2, 0)
+    assert field_score(swapped, g)[:2] == (0, 2)
+    assert field_score(half, g)[:2] == (1, 0)
+
+
+def test_dates_times_and_case_the_goal_asks_for_are_values_too():
+    from planning.progress import GoalSpec, TaskState, field_score
+
+    form = '<input type="date" value="{d}"><input type="time" value="{t}"><label>Code <input value="{c}"></label>'
+    g = GoalSpec.of('Enter 10/11/2016 as the date, 1:05 PM as the time and "abc" in upper case as the code.')
+    good = TaskState.of(form.format(d="2016-10-11", t="13:05", c="ABC"))
+    bad = TaskState.of(form.format(d="2016-11-10", t="01:05", c="abc"))
+    assert field_score(good, g)[:2] == (3, 0) and field_score(bad, g)[:2] == (0, 3)
+
+
+ACCORDION = """<html><head><style>body{margin:0;font:16px sans-serif} h3{margin:0;height:30px}
+.hide{display:none}</style></head><body><div id="area">
+<h3>Section #1</h3><div style="display: none">Lorem <span>ipsum</span> dolor</div>
+<h3>Section #2</h3><div style="display:none">Sed <span>eu</span> elementum</div>
+<ul><li><span>Folder A</span><ul class="hide"><li><span>Rex</span></li></ul></li>
+<li><span>Folder B</span><ul hidden><li><span>Dolores</span></li></ul></li></ul>
+</div></body></html>"""
+
+
+def test_a_control_that_reveals_the_goals_hidden_target_is_progress(renderer):
+    from planning import ProgressScorer
+    from planning.progress import Sight
+    from render import Viewport
+
+    screen = Screen(renderer.render(ACCORDION, Viewport(360, 640)).png, html=ACCORDION)
+    boxes = renderer.render(ACCORDION, Viewport(360, 640)).boxes
+    where = {b.text: b for b in boxes}
+    assert "eu" not in where and "Dolores" not in where  # hidden, so not laid out
+    goal = 'Expand the sections below, to find and click on the link "eu".'
+    assert Sight.of(ACCORDION, boxes, goal).revealers == {("h3", "section #2")}
+    assert Sight.of(ACCORDION, boxes, 'Find the file named "Dolores".').revealers == {("span", "folder b")}
+    assert Sight.of(ACCORDION, boxes, 'Click on "Section #1".').revealers == set()  # already shown
+
+    scorer = ProgressScorer(renderer=renderer)
+    same = Prediction(html=ACCORDION, image=screen.image)  # a world model without the app's scripts
+
+    def tap(text):
+        b = where[text]
+        return Action("tap", x=b.x + b.w / 2, y=b.y + b.h / 2)
+
+    scores = {t: scorer(screen, tap(t), same, goal) for t in ("Section #1", "Section #2", "Folder B")}
+    assert scores["Section #2"] > scores["Section #1"] == scores["Folder B"]
+    # a control named exactly as the goal quotes it, in any script
+    page = "<html><body><button>♥♥♥</button> <button>确定</button></body></html>"
+    s2 = Screen(renderer.render(page, Viewport(360, 640)).png, html=page)
+    bx = {b.text: b for b in renderer.render(page, Viewport(360, 640)).boxes}
+    pred = Prediction(html=page, image=s2.image)
+    hearts, other = (Action("tap", x=bx[t].x + 5, y=bx[t].y + 5) for t in ("♥♥♥", "确定"))
+    g2 = 'Click on the "♥♥♥" button.'
+    assert scorer(s2, hearts, pred, g2) > scorer(s2, other, pred, g2)

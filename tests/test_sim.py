@@ -149,7 +149,7 @@ def test_two_step_rollouts_are_batched_across_candidates(corpus, renderer):
     with WorldModel.load("sim", renderer=renderer) as wm:
         calls = []
         real = wm.predict_many
-        wm.predict_many = lambda qs, *a: calls.append(len(qs)) or real(qs, *a)
+        wm.predict_many = lambda qs, *a, **kw: calls.append(len(qs)) or real(qs, *a, **kw)
         la = Lookahead(wm, ProgressScorer(), proposer=agent, depth=2, beam=2, top_k=3, confident_at=None)
         ranked = la.rank(t.screen, t.goal, agent(t.screen, t.goal))
     assert len(calls) == 2 and calls[0] == 3 and calls[1] > 3  # one batch per depth, across candidates
@@ -188,3 +188,65 @@ def test_on_a_recorded_screen_the_sim_writes_only_what_it_did(corpus, renderer):
     for t, p in zip(ts, preds):
         assert p.ok and "css-" not in p.edit and "wm-focus-within" not in p.edit
         assert diff(p.html, t.next_screen.html) == "", (t.app, t.action, p.edit)
+
+
+FORM = """<!DOCTYPE html><html><head><style>
+body{margin:0;font:16px sans-serif} input:focus{outline:2px solid blue} label:hover{color:red}
+.row{height:34px} textarea{width:200px;height:40px}
+</style></head><body>
+<div class="row"><input id="name" type="text" maxlength="4" style="width:150px"></div>
+<div class="row"><input id="day" type="date"></div>
+<div class="row"><label><input id="c1" type="checkbox">One</label> <label for="c2">Two</label><input id="c2" type="checkbox"></div>
+<div class="row"><input type="radio" name="r" id="r1"><input type="radio" name="r" id="r2" checked></div>
+<div class="row"><textarea id="note"></textarea></div>
+<a href="#end" style="display:block;height:30px">jump</a>
+<div style="height:1500px"></div><div id="end">end</div>
+</body></html>"""
+
+
+def test_the_fast_sim_gives_the_reference_sims_next_screens(renderer):
+    """Pooled pages, batched input events, one-call loads and a cache give the same next screen
+    (HTML and pixels) as a fresh page per step, in any order, and leave no pointer, focus or
+    scroll behind for the next render on the same page."""
+    from worldmodel.backends.sim import SimBackend
+
+    s0 = screen_of(FORM, renderer)
+    pairs = [
+        Action("type", x=60, y=17, text="Kasie"),  # maxlength 4: one insertion keeps it too
+        Action("type", x=12, y=51, text="10112016"),  # a date field takes keys, not insertion
+        Action("tap", x=8, y=85),  # a checkbox inside its label
+        Action("tap", x=70, y=85),  # a label for another checkbox
+        Action("tap", x=8, y=119),  # a radio: the other one unchecks
+        Action("type", x=60, y=160, text="two\nlines"),  # a newline is a key
+        Action("tap", x=20, y=205),  # an in-page anchor: the page's URL gets a fragment
+        Action("scroll", x=180, y=320, direction="up"),
+        Action("key", key="Tab"),
+        Action("tap", x=300, y=600),  # nothing there
+    ]
+    queries = [(s0, a) for a in pairs]
+    with WorldModel(SimBackend(renderer, pooled=False, cache_size=0), renderer) as ref:
+        want = ref.predict_many(queries)
+    fast_backend = SimBackend(renderer)
+    with WorldModel(fast_backend, renderer) as fast:
+        got = fast.predict_many(queries, lazy=True)
+        again = fast.predict_many(list(reversed(queries)))[::-1]  # served by the cache
+        assert fast_backend.cache_hits == len(pairs)
+        fast_backend.clear_cache()
+        one_by_one = [fast.predict_many([q])[0] for q in reversed(queries)][::-1]  # pages reused in turn
+    for w, g, a, o in zip(want, got, again, one_by_one):
+        assert w.ok and g.ok, (w.render_error, g.render_error)
+        assert g.html == w.html == a.html == o.html
+        assert np.array_equal(np.asarray(g.image), np.asarray(w.image))  # rendered when read
+        assert np.array_equal(np.asarray(o.image), np.asarray(w.image))
+    assert 'value="Kasi"' in inputs(got[0].html)[0]
+    assert 'value="2016-10-11"' in inputs(got[1].html)[1]
+    # a page a pooled interaction used renders the next page as a fresh page does: the pointer
+    # the tap left over the label is moved off first
+    from render import Renderer
+
+    label_page = FORM.replace("label:hover{color:red}", "label:hover{color:red;background:#0f0}")
+    with Renderer(pool_size=1) as one, Renderer(pool_size=1) as other:
+        assert not isinstance(
+            one.interact_many([(FORM, VP, [("click", 70.0, 85.0)])], pooled=True)[0], Exception
+        )
+        assert np.array_equal(one.render(label_page, VP).image, other.render(label_page, VP).image)

@@ -19,6 +19,12 @@ def goal_quotes(goal: str | None) -> list[tuple[str, str]]:
     return [(w or "", q) for w, q in _QUOTED.findall(goal or "")]
 
 
+def quote_spans(goal: str | None) -> list[tuple[int, int, str]]:
+    """Each non-empty double-quoted string of `goal` as (start, end, text): start at its opening
+    quote, end past its closing one."""
+    return [(m.start(2) - 1, m.end(), m.group(2)) for m in _QUOTED.finditer(goal or "") if m.group(2)]
+
+
 def quoted(goal: str | None) -> list[str]:
     """The non-empty double-quoted strings of `goal`, in order."""
     return [q for _, q in goal_quotes(goal) if q]

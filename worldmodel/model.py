@@ -125,14 +125,20 @@ class WorldModel:
         """The next screen after `action` on `screen`, as HTML and rendered pixels."""
         return self.predict_many([Query(screen, action, goal)], mode)[0]
 
-    def predict_many(self, queries: Sequence[Query], mode: str | None = None) -> list[Prediction]:
+    def predict_many(
+        self, queries: Sequence[Query], mode: str | None = None, lazy: bool = False
+    ) -> list[Prediction]:
         """A batch: one generation call per stage and one concurrent render batch per stage.
 
         `mode` "document": every backend writes the next screen whole. "edit": it writes an edit
         of the current screen (worldmodel/edit.py) that is applied, and the Prediction keeps
         both; a backend that only writes documents has its document diffed into the edit, and a
         screen without HTML gets a document. "auto": edit where the current HTML is known.
-        None: this WorldModel's `mode` (the last stage's target, e.g. a checkpoint's card)."""
+        None: this WorldModel's `mode` (the last stage's target, e.g. a checkpoint's card).
+
+        `lazy`: the last stage's screens are rendered only when their image or boxes are first
+        read (LazyPrediction; `render_pending` renders a batch of them at once), so a caller that
+        reads only the HTML (a planner's progress scorer) never waits for pixels."""
         mode = mode or self.mode
         if mode not in MODES:
             raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
@@ -144,7 +150,7 @@ class WorldModel:
         current = list(queries)
         notes: list[list[str]] = [[] for _ in queries]
         for k, backend in enumerate(self.stages):
-            preds = self._stage(backend, current, edit)
+            preds = self._stage(backend, current, edit, lazy and k + 1 == len(self.stages))
             for p, n in zip(preds, notes):
                 if p.note:
                     n.append(f"{backend.name}: {p.note}" if len(self.stages) > 1 else p.note)
@@ -164,7 +170,9 @@ class WorldModel:
                     p.note = "; ".join(x for x in (p.note, "no current HTML to edit: wrote a document") if x)
         return preds
 
-    def _stage(self, backend: Backend, queries: list[Query], edit: list[bool]) -> list[Prediction]:
+    def _stage(
+        self, backend: Backend, queries: list[Query], edit: list[bool], lazy: bool = False
+    ) -> list[Prediction]:
         backend.use_renderer(self.renderer)  # backends that act in a browser share this one
         t0 = time.perf_counter()
         native = backend.edits
@@ -207,6 +215,25 @@ class WorldModel:
             edit_errors.append(edit_err)
         t1 = time.perf_counter()
         todo = [i for i, err in enumerate(errors) if err is None]
+        if lazy:
+            return [
+                LazyPrediction(
+                    self.renderer,
+                    q.screen.viewport() if err is None else None,
+                    html=html,
+                    completion=c,
+                    render_error=err,
+                    timings={"generate_s": gen_s},
+                    repaired=repaired,
+                    note=getattr(c, "note", ""),
+                    edit=ed,
+                    edit_error=edit_err,
+                    confidence=getattr(c, "confidence", None),
+                )
+                for q, (html, repaired), c, ed, err, edit_err in zip(
+                    queries, docs, completions, edits, errors, edit_errors
+                )
+            ]
         rendered = self.renderer.render_many([(docs[i][0], queries[i].screen.viewport()) for i in todo])
         results: list = [None] * len(queries)
         for i, res in zip(todo, rendered):
@@ -290,3 +317,71 @@ def _build(stage: BackendSpec, options: dict) -> Backend:
     """One stage's backend, given the options it takes."""
     cls = backend_class(stage.kind)
     return cls.from_spec(stage, **{k: v for k, v in options.items() if k in cls.OPTIONS})
+
+
+class LazyPrediction(Prediction):
+    """A Prediction rendered on first read of its image or boxes (WorldModel.predict_many's
+    `lazy`). Until then `ok` says whether the world model wrote a screen at all; a render that
+    then fails sets `render_error` and `ok` turns False, as for an eager Prediction."""
+
+    def __init__(self, renderer: Renderer, viewport, **kw):
+        self._pending = (renderer, viewport) if viewport is not None else None
+        self._image = None
+        self._boxes: list = []
+        super().__init__(image=None, **kw)
+
+    def _get_image(self):
+        if self._pending is not None:
+            self._settle(self._pending[0].render_many([(self.html, self._pending[1])])[0], 0.0)
+        return self._image
+
+    def _set_image(self, image) -> None:
+        self._image = image
+
+    def _get_boxes(self) -> list:
+        self._get_image()
+        return self._boxes
+
+    def _set_boxes(self, boxes) -> None:
+        self._boxes = boxes
+
+    image = property(_get_image, _set_image)
+    boxes = property(_get_boxes, _set_boxes)
+
+    @property
+    def ok(self) -> bool:
+        if self._pending is not None:
+            return self.render_error is None
+        return self._image is not None
+
+    @property
+    def pending(self) -> bool:
+        """Not rendered yet."""
+        return self._pending is not None
+
+    def _settle(self, res, seconds: float) -> None:
+        self._pending = None
+        if isinstance(res, RenderError):
+            self.render_error = str(res)
+        else:
+            self._image, self._boxes = res.pil(), res.boxes
+            self.timings["render_s"] = seconds or res.elapsed_s
+
+    def __repr__(self) -> str:
+        state = "pending" if self._pending is not None else ("ok" if self._image is not None else "failed")
+        return f"LazyPrediction({state}, html={len(self.html or '')} chars, note={self.note!r})"
+
+
+def render_pending(predictions: Sequence[Prediction]) -> None:
+    """Render every not-yet-rendered LazyPrediction among `predictions` in one batch per renderer."""
+    todo = [p for p in predictions if isinstance(p, LazyPrediction) and p.pending]
+    by_renderer: dict[int, list[LazyPrediction]] = {}
+    for p in todo:
+        by_renderer.setdefault(id(p._pending[0]), []).append(p)
+    for group in by_renderer.values():
+        t0 = time.perf_counter()
+        got = group[0]._pending[0].render_many([(p.html, p._pending[1]) for p in group])
+        each = (time.perf_counter() - t0) / len(group)
+        for p, res in zip(group, got):
+            p._settle(res, each)
+

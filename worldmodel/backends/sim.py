@@ -13,10 +13,13 @@ A screen without HTML has nothing to act on: the sim then copies the screenshot 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import time
+from collections import OrderedDict
 
-from render import Renderer, RenderError
+from render import Interaction, Renderer, RenderError
 from render.capture import FOCUS_CLASS, STATE_CLASS
 from render.interact import action_events, sim_ops
 
@@ -88,20 +91,90 @@ def as_edit_of(current: str, captured: str) -> str:
 
 
 class SimBackend(Backend):
-    """Browser physics as a backend: one concurrent batch of interactions per call."""
+    """Browser physics as a backend: one concurrent batch of interactions per call.
+
+    By default it acts on pooled pages (Renderer.interact_many's `pooled`: a page is not opened
+    and closed per step) and keeps the last `cache_size` steps by (screen HTML, viewport,
+    action): a planner reaches the same imagined screen by several paths. `cache_hits` and
+    `cache_misses` count how the cache served; `pooled=False, cache_size=0` is the reference
+    (a fresh page per step, nothing kept), which gives the same next screens."""
 
     name = "sim"
     OPTIONS = ("timeout_s",)
 
-    def __init__(self, renderer: Renderer | None = None, timeout_s: float = 10.0):
+    def __init__(
+        self,
+        renderer: Renderer | None = None,
+        timeout_s: float = 10.0,
+        pooled: bool = True,
+        cache_size: int = 512,
+    ):
         self._renderer = renderer
         self._owns = False
         self.timeout_s = timeout_s
         self._copy = CopyBackend()
+        self.pooled = pooled
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, Interaction] = OrderedDict()
+        self.cache_hits = self.cache_misses = 0
+        # seconds spent, for profiling: the interactions' wall time, and in them the pages'
+        # load and the operations with the capture (summed over concurrent pages), the edits
+        self.seconds = {"interact": 0.0, "load": 0.0, "act+capture": 0.0, "edit": 0.0}
 
     @classmethod
     def from_spec(cls, spec=None, timeout_s: float = 10.0) -> SimBackend:
         return cls(timeout_s=timeout_s)
+
+    def _interact(self, jobs: list) -> list:
+        """Renderer.interact_many on pooled pages or fresh ones, each step served from the cache
+        where it was imagined before."""
+        keys = [self._job_key(*j) for j in jobs] if self.cache_size else [None] * len(jobs)
+        todo = [i for i, k in enumerate(keys) if k not in self._cache]
+        self.cache_hits += len(jobs) - len(todo)
+        self.cache_misses += len(todo)
+        t0 = time.perf_counter()
+        got = self.renderer.interact_many([jobs[i] for i in todo], pooled=self.pooled) if todo else []
+        self.seconds["interact"] += time.perf_counter() - t0
+        for res in got:
+            if not isinstance(res, RenderError):
+                self.seconds["load"] += res.elapsed_s - res.act_s
+                self.seconds["act+capture"] += res.act_s
+        if not self.cache_size:
+            return got
+        fresh = dict(zip(todo, got))
+        out = []
+        for i, k in enumerate(keys):
+            if i in fresh:
+                res = fresh[i]
+                if not isinstance(res, RenderError):  # a failure may be the machine's, not the page's
+                    self._cache[k] = res
+                    while len(self._cache) > self.cache_size:
+                        self._cache.popitem(last=False)
+                out.append(res)
+            else:
+                self._cache.move_to_end(k)
+                out.append(self._cache[k])
+        return out
+
+    def clear_cache(self) -> None:
+        """Forget every imagined step (the counters stay)."""
+        self._cache.clear()
+
+    def _as_edit(self, current: str, res: Interaction) -> str:
+        """as_edit_of, once per interaction (a cached one was written out when it was made)."""
+        done = getattr(res, "_as_edit", None)
+        if done is None or done[0] != current:
+            t0 = time.perf_counter()
+            done = (current, as_edit_of(current, res.html))
+            res._as_edit = done
+            self.seconds["edit"] += time.perf_counter() - t0
+        return done[1]
+
+    @staticmethod
+    def _job_key(html: str, vp, ops) -> str:
+        h = hashlib.sha256(html.encode("utf-8", "surrogatepass"))
+        h.update(f"|{vp.width}x{vp.height}@{vp.device_scale_factor}|{json.dumps(ops)}".encode())
+        return h.hexdigest()
 
     def use_renderer(self, renderer: Renderer) -> None:
         """Act in this renderer's browser (a WorldModel hands over its own)."""
@@ -130,12 +203,12 @@ class SimBackend(Backend):
             jobs.append((q.screen.html, vp, ops))
             where.append((i, note))
         if jobs:
-            for (i, note), res in zip(where, self.renderer.interact_many(jobs)):
+            for (i, note), res in zip(where, self._interact(jobs)):
                 q = queries[i]
                 if isinstance(res, RenderError):
                     out[i] = Completion(q.screen.html, f"could not act on the page ({res}): screen kept")
                 else:
-                    html = as_edit_of(q.screen.html, res.html)
+                    html = self._as_edit(q.screen.html, res)
                     out[i] = Completion(html, "; ".join([n for n in [note, *res.notes] if n]))
         return out  # type: ignore[return-value]
 
