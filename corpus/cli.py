@@ -1,4 +1,4 @@
-"""`wm corpus build | record | merge | stats | compact | import-android`."""
+"""`wm corpus build | record | merge | stats | compact | import-android | add-id-test`."""
 
 from __future__ import annotations
 
@@ -31,8 +31,14 @@ def build(
     compact: bool = typer.Option(
         True, "--compact/--no-compact", help="shorten each screen's HTML where its render stays identical"
     ),
+    id_test: bool = typer.Option(
+        True,
+        "--id-test/--no-id-test",
+        help="also hold out new episodes of the in-app apps this build trains on, as the id-test split",
+    ),
 ) -> None:
-    """Record real web apps in Chromium and save a train/validation/test corpus split by app."""
+    """Record real web apps in Chromium and save a train/validation/test corpus split by app
+    (and an id-test split: new episodes of training apps)."""
     from render import Renderer
 
     from .build import (
@@ -65,6 +71,10 @@ def build(
         except ValueError as e:
             raise typer.BadParameter(str(e), param_hint="--third-party") from None
     transitions = record_corpus(cfg, log=typer.echo)
+    if id_test:
+        from .heldout import build_held_out_config, record_held_out
+
+        transitions += record_held_out(build_held_out_config(cfg), log=typer.echo)
     with Renderer() as r:
         scores = score_html_fidelity(transitions, r)
     typer.echo(f"ground-truth HTML fidelity: {summarize(scores)}")
@@ -126,6 +136,12 @@ def record(
     compact: bool = typer.Option(
         True, "--compact/--no-compact", help="shorten each screen's HTML where its render stays identical"
     ),
+    held_out: int = typer.Option(
+        0,
+        "--hold-out",
+        min=0,
+        help="the last N episodes go to the id-test split (the app trains; its held-out episodes are unseen)",
+    ),
 ) -> None:
     """Record any web app in Chromium: a local folder (served under a fake origin) or a dev server on loopback."""
     from render import Renderer
@@ -133,12 +149,20 @@ def record(
     from .apps import folder_app, parse_viewport, url_app
     from .build import score_html_fidelity, summarize
     from .recorder import CAPTURES, Recorder
-    from .store import SPLITS, CorpusError, iter_transitions, load_corpus, save_corpus
+    from .store import SPLITS, CorpusError, app_splits, corpus_transitions, hold_out, load_corpus, save_corpus
 
     if capture not in CAPTURES:
         raise typer.BadParameter(f"{capture!r} is not one of {', '.join(CAPTURES)}", param_hint="--capture")
     if split != "auto" and split not in SPLITS:
         raise typer.BadParameter(f"{split!r} is not auto or one of {', '.join(SPLITS)}", param_hint="--split")
+    if held_out and held_out >= episodes:
+        raise typer.BadParameter(
+            f"{held_out} held-out episodes leave none of {episodes} to train on", param_hint="--hold-out"
+        )
+    if held_out and split not in ("auto", "train"):
+        raise typer.BadParameter(
+            f"held-out episodes are of a training app, but --split is {split}", param_hint="--hold-out"
+        )
     try:
         vp = parse_viewport(viewport, scale)
     except ValueError as e:
@@ -159,19 +183,25 @@ def record(
             dd = load_corpus(out)
         except CorpusError as e:
             raise typer.BadParameter(str(e), param_hint="--out") from None
-        for sp, ds in dd.items():
-            for t in iter_transitions(ds, skipped=[]):
-                old.append(t)
-                pinned[t.app] = sp
+        old = corpus_transitions(dd, skipped=[])
+        pinned = app_splits(dd)
     if split != "auto":
         pinned[spec.name] = split
+    if held_out:
+        if pinned.get(spec.name, "train") != "train":
+            raise typer.BadParameter(
+                f"{spec.name} is a {pinned[spec.name]} app in {out}: held-out episodes are of a training app",
+                param_hint="--hold-out",
+            )
+        pinned[spec.name] = "train"
     new, failed = [], []
     with Recorder(capture=capture, loopback=loopback) as rec:
         with typer.progressbar(range(episodes), label=f"recording {spec.name}", file=sys.stderr) as bar:
             for e in bar:
                 eid = f"{spec.name}-{seed}-{e}"
                 try:
-                    new += rec.record_trajectory(spec, act, steps, seed * 1000 + e, eid)
+                    got = rec.record_trajectory(spec, act, steps, seed * 1000 + e, eid)
+                    new += hold_out(got) if e >= episodes - held_out else got
                 except Exception as err:  # noqa: BLE001 - one broken episode must not lose the others
                     failed.append(
                         f"episode {eid}: {type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
@@ -320,7 +350,7 @@ def merge_cmd(
     ),
 ) -> None:
     """Join corpora recorded in pieces into one, each app keeping its split (or the one --split gives)."""
-    from .store import SPLITS, CorpusError, iter_transitions, load_corpus, save_corpus
+    from .store import SPLITS, CorpusError, app_splits, corpus_transitions, load_corpus, save_corpus
 
     pinned: dict[str, str] = {}
     for item in split:
@@ -336,15 +366,14 @@ def merge_cmd(
             dd = load_corpus(src)
         except CorpusError as e:
             raise typer.BadParameter(str(e), param_hint="SOURCES") from None
-        for sp, ds in dd.items():
-            for app in set(ds["app"]):
-                had = splits.setdefault(app, sp)
-                if had != sp and app not in pinned:
-                    raise typer.BadParameter(
-                        f"{app} is in {had} in one corpus and in {sp} in {src}: say where with --split {app}=SPLIT",
-                        param_hint="SOURCES",
-                    )
-            ts += list(iter_transitions(ds, skipped))
+        for app, sp in app_splits(dd).items():
+            had = splits.setdefault(app, sp)
+            if had != sp and app not in pinned:
+                raise typer.BadParameter(
+                    f"{app} is in {had} in one corpus and in {sp} in {src}: say where with --split {app}=SPLIT",
+                    param_hint="SOURCES",
+                )
+        ts += corpus_transitions(dd, skipped)
     unknown = set(pinned) - set(splits)
     if unknown:
         raise typer.BadParameter(f"no corpus has app(s) {', '.join(sorted(unknown))}", param_hint="--split")
@@ -361,18 +390,16 @@ def compact_cmd(
     out: Path = typer.Option(..., "-o", "--out", file_okay=False, help="where the compacted corpus goes"),
 ) -> None:
     """Shorten every screen's HTML where its render stays pixel-identical (render/compact.py)."""
-    from worldmodel.dataset import iter_transitions
-
     from .compaction import compact_transitions
-    from .store import CorpusError, load_corpus, save_corpus
+    from .store import CorpusError, app_splits, corpus_transitions, load_corpus, save_corpus
 
     try:
         dd = load_corpus(path)
     except CorpusError as e:
         raise typer.BadParameter(str(e), param_hint="PATH") from None
     skipped: list[str] = []
-    ts = [t for split in dd for t in iter_transitions(dd[split], skipped)]
-    splits = {app: split for split in dd for app in set(dd[split]["app"])}
+    ts = corpus_transitions(dd, skipped)
+    splits = app_splits(dd)
     new = compact_transitions(ts, lambda done, n: typer.echo(f"compacted {done}/{n} screens"))
     before = sum(len(t.next_screen.html or "") for t in ts) / len(ts)
     after = sum(len(t.next_screen.html or "") for t in new) / len(new)
@@ -382,3 +409,53 @@ def compact_cmd(
     )
     for s in skipped:
         typer.echo(f"skipped a bad record: {s}", err=True)
+
+
+@app.command("add-id-test")
+def add_id_test_cmd(
+    path: Path = typer.Argument(None, help="corpus folder (default: the bundled corpus)"),
+    out: Path = typer.Option(
+        ..., "-o", "--out", file_okay=False, help="where the corpus with its id-test split goes (may be PATH)"
+    ),
+    phone_apps: str = typer.Option(None, help="comma-separated phone apps (default: the training ones)"),
+    phone_episodes: int = typer.Option(3, min=0, help="held-out episodes per phone app"),
+    phone_steps: int = typer.Option(10, min=1),
+    tasks: str = typer.Option(
+        None, help="comma-separated bundled MiniWoB++ tasks (default: 15 training ones)"
+    ),
+    miniwob_episodes: int = typer.Option(2, min=0),
+    miniwob_steps: int = typer.Option(5, min=1),
+    third_party: str = typer.Option(
+        None, help="comma-separated bundled third-party apps (default: the three that train)"
+    ),
+    third_party_episodes: int = typer.Option(3, min=0),
+    third_party_steps: int = typer.Option(5, min=1),
+    seed: int = typer.Option(0, help="held-out seeds are SEED*1000+500+e, never a build's own"),
+) -> None:
+    """Record new episodes (other seeds) of a corpus' training apps as its id-test split."""
+    from .heldout import HeldOutConfig, add_held_out
+    from .store import CorpusError
+
+    def names(v: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+        return default if v is None else tuple(a for a in v.split(",") if a)
+
+    d = HeldOutConfig()
+    cfg = HeldOutConfig(
+        names(phone_apps, d.phone_apps),
+        phone_episodes,
+        phone_steps,
+        names(tasks, d.miniwob_tasks),
+        miniwob_episodes,
+        miniwob_steps,
+        names(third_party, d.third_party),
+        third_party_episodes,
+        third_party_steps,
+        seed,
+    )
+    try:
+        dd = add_held_out(path, out, cfg, log=typer.echo)
+    except CorpusError as e:
+        raise typer.BadParameter(str(e), param_hint="PATH") from None
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    typer.echo(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))

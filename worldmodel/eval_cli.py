@@ -13,7 +13,11 @@ from .predict_cli import MODEL_HELP, parse_model
 def eval_command(
     model: list[str] = typer.Option(["copy", "retrieval"], "--model", "-m", help=f"repeatable: {MODEL_HELP}"),
     corpus: Path = typer.Option(None, help="corpus folder (default: the bundled corpus)"),
-    split: str = typer.Option("test"),
+    split: str = typer.Option(
+        "auto",
+        help="a split, comma-separated splits, or auto: in-app (id-test) and unseen apps (test) side by side "
+        "where the corpus has an id-test split, else test",
+    ),
     limit: int = typer.Option(0, min=0, help="evaluate the first N transitions (0 = all)"),
     out: Path = typer.Option(
         Path("runs/eval"), "-o", "--out", file_okay=False, help="folder for report.html and figures.json"
@@ -45,24 +49,27 @@ def eval_command(
         dd = load_corpus(corpus)
     except CorpusError as e:
         raise typer.BadParameter(str(e), param_hint="--corpus") from None
-    if split not in dd:
-        raise typer.BadParameter(f"split {split!r} not in corpus (has {', '.join(dd)})", param_hint="--split")
-    ds = dd[split]
-    if limit:
-        ds = ds.select(range(min(limit, len(ds))))
-    skipped: list[str] = []
-    transitions = list(iter_transitions(ds, skipped))
-    for s in skipped:
-        typer.echo(f"skipped a bad record: {s}", err=True)
+    from .dataset import ID_TEST
+
+    names = (
+        [s for s in (ID_TEST, "test") if s in dd] if split == "auto" else [s for s in split.split(",") if s]
+    )
+    for s in names:
+        if s not in dd:
+            raise typer.BadParameter(f"split {s!r} not in corpus (has {', '.join(dd)})", param_hint="--split")
+    if not names:
+        raise typer.BadParameter(f"no split to evaluate (corpus has {', '.join(dd)})", param_hint="--split")
+    from .evaluate import side_by_side
     from .model import WorldModel
 
+    by_split = {}
     with Renderer() as r:
         backends = {}
         for name, spec in zip(model, specs):
             stages = []
             for stage in spec.stages:
-                if stage.kind == "retrieval" and not stage.arg and corpus:
-                    stage = type(stage)("retrieval", str(corpus))  # look up this corpus' training split
+                if stage.kind in ("retrieval", "memory") and not stage.arg and corpus:
+                    stage = type(stage)(stage.kind, str(corpus))  # look up this corpus' own recordings
                 stages.append(
                     load_stage(
                         stage,
@@ -73,6 +80,23 @@ def eval_command(
                     )
                 )
             backends[name] = WorldModel(stages, r, name)
-        figures = evaluate(backends, transitions, r, out, modes=mode)
-    typer.echo(json.dumps(figures, indent=2))
-    typer.echo(f"report: {out / 'report.html'}")
+        for s in names:
+            ds = dd[s]
+            if limit:
+                ds = ds.select(range(min(limit, len(ds))))
+            skipped: list[str] = []
+            transitions = list(iter_transitions(ds, skipped))
+            for msg in skipped:
+                typer.echo(f"skipped a bad record: {msg}", err=True)
+            where = out if len(names) == 1 else out / s
+            by_split[s] = evaluate(backends, transitions, r, where, modes=mode)
+    if len(names) == 1:
+        typer.echo(json.dumps(by_split[names[0]], indent=2))
+        typer.echo(f"report: {out / 'report.html'}")
+        return
+    table = side_by_side(by_split)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "figures.json").write_text(json.dumps(by_split, indent=2))
+    (out / "table.md").write_text(table + "\n")
+    typer.echo(table)
+    typer.echo("reports: " + ", ".join(str(out / s / "report.html") for s in names))

@@ -29,6 +29,10 @@ def _backend_class(kind: str):
         from .retrieval import RetrievalBackend
 
         return RetrievalBackend
+    if kind == "memory":
+        from .memory import MemoryBackend
+
+        return MemoryBackend
     if kind == "sim":
         from .sim import SimBackend
 

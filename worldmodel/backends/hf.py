@@ -56,6 +56,7 @@ class TransformersBackend:
         edit_tries: int = 1,
         hints: bool | None = None,
         hint_corpus: str | None = None,
+        hint_source: str = "retrieval",
         min_confidence: float | None = None,
         model=None,
         processor=None,
@@ -93,6 +94,11 @@ class TransformersBackend:
         # from the training split of `hint_corpus` (None: the bundled corpus), as in training
         self.hints = trained.get("hints", False) if hints is None else hints
         self.hint_corpus = hint_corpus
+        # "retrieval": the nearest transition of any app (as in training); "memory": the same
+        # app's own recorded reaction, or no hint (the in-app setting: memory.py)
+        if hint_source not in ("retrieval", "memory"):
+            raise ValueError(f"hint_source {hint_source!r} is not retrieval or memory")
+        self.hint_source = hint_source
         self._index = None
         # "sim": trained on the app's reaction to what the browser's physics made of the screen,
         # so a WorldModel runs the sim stage before it (`sim+PATH`)
@@ -126,6 +132,7 @@ class TransformersBackend:
         "edit_tries",
         "hints",
         "hint_corpus",
+        "hint_source",
         "min_confidence",
     )
 
@@ -211,11 +218,14 @@ class TransformersBackend:
         return out
 
     def _hints(self, queries: list[Query]) -> list[str]:
-        """The retrieval transplant of each query (worldmodel/transplant.py), "" where none carries over."""
+        """The retrieval transplant of each query (worldmodel/transplant.py), or the same app's
+        recorded reaction (`hint_source="memory"`); "" where none carries over."""
         if self._index is None:
+            from .memory import MemoryBackend
             from .retrieval import RetrievalBackend
 
-            self._index = RetrievalBackend.from_corpus(self.hint_corpus)
+            src = MemoryBackend if self.hint_source == "memory" else RetrievalBackend
+            self._index = src.from_corpus(self.hint_corpus)
             if self._renderer is not None:
                 self._index.use_renderer(self._renderer)
         return [str(h) for h in self._index.complete_edits(queries)]
