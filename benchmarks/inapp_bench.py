@@ -24,6 +24,7 @@ import time
 from worldmodel import Renderer, WorldModel
 from worldmodel.backends.base import load_stage
 from worldmodel.backends.memory import MemoryBackend
+from worldmodel.backends.retrieval import RetrievalBackend
 from worldmodel.dataset import ID_TEST, iter_transitions, load_corpus
 from worldmodel.evaluate import evaluate
 from worldmodel.spec import BackendSpec
@@ -44,34 +45,39 @@ def _transitions(path, splits):
     return [t for s in (splits or list(dd)) if s in dd for t in iter_transitions(dd[s], skipped=[])]
 
 
-def models(renderer, corpus, checkpoint, in_app: bool) -> dict[str, WorldModel]:
-    """Fresh models (so memory's hit counts are this set's): name -> WorldModel."""
-    c = str(corpus) if corpus else ""
-    stage = lambda kind, arg="", **kw: load_stage(BackendSpec(kind, arg), **kw)  # noqa: E731
+def models(renderer, corpus, checkpoint, in_app: bool, index) -> dict[str, WorldModel]:
+    """name -> WorldModel; `index` is (train, train + validation) transitions of `corpus`."""
+    train, known = index
+    sim = lambda: load_stage(BackendSpec("sim"))  # noqa: E731
     out = {
-        "copy": WorldModel([stage("copy")], renderer, "copy"),
-        "sim": WorldModel([stage("sim")], renderer, "sim"),
-        "retrieval": WorldModel([stage("retrieval", c)], renderer, "retrieval"),
-        "memory": WorldModel([stage("memory", c)], renderer, "memory"),
-        "sim+memory": WorldModel([stage("sim"), stage("memory", c)], renderer, "sim+memory"),
-        "sim+retrieval": WorldModel([stage("sim"), stage("retrieval", c)], renderer, "sim+retrieval"),
+        "copy": WorldModel([load_stage(BackendSpec("copy"))], renderer, "copy"),
+        "sim": WorldModel([sim()], renderer, "sim"),
     }
+    out["retrieval"] = WorldModel([RetrievalBackend.from_transitions(train)], renderer, "retrieval")
+    out["memory"] = WorldModel([MemoryBackend(known)], renderer, "memory")
+    out["sim+memory"] = WorldModel([sim(), MemoryBackend(known)], renderer, "sim+memory")
+    out["sim+retrieval"] = WorldModel(
+        [sim(), RetrievalBackend.from_transitions(train)], renderer, "sim+retrieval"
+    )
     if checkpoint:
         opts = {"max_new_tokens": 512}
         if in_app:
-            opts.update(hint_source="memory", hint_corpus=c or None)
+            opts.update(hint_source="memory", hint_corpus=str(corpus) if corpus else None)
         out["sim+checkpoint"] = WorldModel.load(f"hf:{checkpoint}", renderer=renderer, **opts)
     return out
 
 
-def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit):
-    print(f"\n=== {label}: {len(ts)} transitions ===")
+def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index):
+    print(f"\n=== {label}: {len(ts)} transitions ===", flush=True)
+    ms = models(renderer, corpus, checkpoint, in_app, index)
     rows = {}
     for g in GROUPS:
         sub = [t for t in ts if group(t.app) == g][: limit or None]
         if not sub:
             continue
-        ms = models(renderer, corpus, checkpoint, in_app)
+        for m in ms.values():
+            if isinstance(m.stages[-1], MemoryBackend):
+                m.stages[-1].stats.clear()  # this group's hit counts
         t0 = time.perf_counter()
         figs = evaluate(
             ms, sub, renderer, None, lpips=None, modes={n: "document" if n == "copy" else "edit" for n in ms}
@@ -79,10 +85,10 @@ def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit):
         rates = {
             n: m.stages[-1].hit_rates() for n, m in ms.items() if isinstance(m.stages[-1], MemoryBackend)
         }
-        for m in ms.values():
-            m.close()
         rows[g] = figs
         _print_group(g, figs, rates, time.perf_counter() - t0)
+    for m in ms.values():
+        m.close()
     return rows
 
 
