@@ -139,25 +139,15 @@ def main():
         path, _, split = spec.partition(":")
         unseen += _transitions(path, [split] if split else None)
     t0 = time.perf_counter()
+    train = _transitions(args.corpus, ["train"])
+    index = (train, train + _transitions(args.corpus, ["validation"]))
+    sets = (
+        ("in-app (id-test: apps seen in training, episodes not)", in_app, True),
+        ("unseen apps (test split and --unseen corpora)", unseen, False),
+    )
     with Renderer() as r:
-        run_set(
-            "in-app (id-test: apps seen in training, episodes not)",
-            in_app,
-            r,
-            args.corpus,
-            args.checkpoint,
-            True,
-            args.limit,
-        )
-        run_set(
-            "unseen apps (test split and --unseen corpora)",
-            unseen,
-            r,
-            args.corpus,
-            args.checkpoint,
-            False,
-            args.limit,
-        )
+        for label, ts, mine in sets:
+            run_set(label, ts, r, args.corpus, args.checkpoint, mine, args.limit, index)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s (2 shared CPU cores: timings are noisy)")
 
 
