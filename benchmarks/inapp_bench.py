@@ -45,10 +45,38 @@ def _transitions(path, splits):
     return [t for s in (splits or list(dd)) if s in dd for t in iter_transitions(dd[s], skipped=[])]
 
 
+class SharedSim:
+    """One sim for every model that starts with it: the browser's result for a (screen, action)
+    is the same each time, so it is computed once (the sim alone, sim+memory, sim+retrieval)."""
+
+    name = "sim"
+
+    def __init__(self):
+        self.inner = load_stage(BackendSpec("sim"))
+        self.cache: dict = {}
+
+    def use_renderer(self, renderer) -> None:
+        self.inner.use_renderer(renderer)
+
+    def complete(self, queries):  # the sim writes documents; a WorldModel diffs them into edits
+        keys = [(q.screen.html, q.screen.device_scale_factor, q.action) for q in queries]
+        todo = [i for i, k in enumerate(keys) if k not in self.cache]
+        if todo:
+            for i, c in zip(todo, self.inner.complete([queries[i] for i in todo])):
+                self.cache[keys[i]] = c
+        return [self.cache[k] for k in keys]
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
+
 def models(renderer, corpus, checkpoint, in_app: bool, index) -> dict[str, WorldModel]:
     """name -> WorldModel; `index` is (train, train + validation) transitions of `corpus`."""
     train, known = index
-    sim = lambda: load_stage(BackendSpec("sim"))  # noqa: E731
+    shared = SharedSim()
+    sim = lambda: shared  # noqa: E731
     out = {
         "copy": WorldModel([load_stage(BackendSpec("copy"))], renderer, "copy"),
         "sim": WorldModel([sim()], renderer, "sim"),
