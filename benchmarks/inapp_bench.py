@@ -95,9 +95,11 @@ def models(renderer, corpus, checkpoint, in_app: bool, index) -> dict[str, World
     return out
 
 
-def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index):
+def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index, only=()):
     print(f"\n=== {label}: {len(ts)} transitions ===", flush=True)
     ms = models(renderer, corpus, checkpoint, in_app, index)
+    if only:
+        ms = {n: m for n, m in ms.items() if n in ("copy", "sim", *only)}
     rows = {}
     for g in GROUPS:
         sub = [t for t in ts if group(t.app) == g][: limit or None]
@@ -155,6 +157,10 @@ def main():
     )
     ap.add_argument("--checkpoint", default=None, help="a checkpoint trained after the sim (sim+CHECKPOINT)")
     ap.add_argument("--limit", type=int, default=0, help="at most N transitions per group (0: all)")
+    ap.add_argument(
+        "--models", default="", help="comma-separated names to run (default: all; copy and sim always)"
+    )
+    ap.add_argument("--only", choices=("in-app", "unseen"), default=None, help="one setting only")
     args = ap.parse_args()
     dd = load_corpus(args.corpus)
     if ID_TEST not in dd:
@@ -175,7 +181,10 @@ def main():
     )
     with Renderer() as r:
         for label, ts, mine in sets:
-            run_set(label, ts, r, args.corpus, args.checkpoint, mine, args.limit, index)
+            if args.only and args.only != ("in-app" if mine else "unseen"):
+                continue
+            chosen = tuple(n for n in args.models.split(",") if n)
+            run_set(label, ts, r, args.corpus, args.checkpoint, mine, args.limit, index, chosen)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s (2 shared CPU cores: timings are noisy)")
 
 

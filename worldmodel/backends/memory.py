@@ -15,6 +15,12 @@ same app's recordings, and only when it can tell it knows:
 - **none**: no change (the screen as it is, or as the stage before made it), and the
   prediction's note says why.
 
+After another stage (`sim+memory`) it still looks up the screen the caller gave
+(`Query.origin`). Where it knows (exact or near), its next screen replaces what the stage before
+made (on the bundled phone apps the recorded reaction, browser part included, is nearer the truth
+than the sim's physics with only the app's part transplanted over it); where it does not, that
+stage's screen is kept as it is.
+
 `stats` counts the three outcomes. It indexes the corpus' train and validation splits by
 default, never the id-test or test rows a model is evaluated on.
 """
@@ -177,78 +183,71 @@ class MemoryBackend:
         return self._edits[i]
 
     def _answers(self, queries: list[Query], edit: bool) -> list[Completion]:
+        """Per query: the next screen this app's recordings give for the caller's screen, as a
+        document or as an edit of the screen being edited (after the sim, the sim's result); or
+        no change where they give none."""
+        from ..edit import try_apply
+
         origins = [self._origin(q) for q in queries]
         targets = self._hits([(o, q.action) for o, q in zip(origins, queries)])
-        # where the action lands on the screen being edited (the stage before's result, if any)
-        after = [i for i, q in enumerate(queries) if q.origin is not None]
-        here = list(targets)
-        for i, n in zip(after, self._hits([(queries[i].screen, queries[i].action) for i in after])):
-            here[i] = n
         out = []
-        for q, o, target, at in zip(queries, origins, targets, here):
+        for q, o, target in zip(queries, origins, targets):
             if not o.html or not q.screen.html:
                 self.stats["none"] += 1
                 out.append(Completion("" if edit else (q.screen.html or ""), "no HTML to look up: no change"))
                 continue
             i = self._exact(q, target)
             if i is not None:
-                self.stats["exact"] += 1
-                nxt = self.sources[i].next_screen.html
-                text = diff(q.screen.html, nxt) if edit else nxt
-                out.append(
-                    Completion(
-                        text,
-                        f"exact: the recorded next screen of {self.sources[i].episode_id} step {self.sources[i].step}",
-                    )
-                )
-                continue
-            got = self._transplanted(q, self._near(q, _role(o.html, target)), at)
-            if got is None:
-                self.stats["none"] += 1
-                why = (
-                    f"no recorded screen of {self._app(q)!r} with this action on this element"
-                    if self._app(q) in self.by_app
-                    else f"no recordings of app {self._app(q)!r}"
-                )
-                out.append(Completion("" if edit else q.screen.html, f"{why}: no change"))
-                continue
-            self.stats["near"] += 1
-            ed, i, share = got
-            if edit:
-                text = ed
+                kind, nxt, src = "exact", self.sources[i].next_screen.html, self.sources[i]
+                note = f"exact: the recorded next screen of {src.episode_id} step {src.step}"
+                ed = None
             else:
-                from ..edit import try_apply
-
-                text = try_apply(q.screen.html, ed)[0] or q.screen.html
-            src = self.sources[i]
-            out.append(
-                Completion(
-                    text,
-                    f"near: {src.episode_id} step {src.step}'s reaction transplanted ({share:.0%} of its lines)",
-                )
-            )
+                got = self._transplanted(q, o, self._near(q, _role(o.html, target)), target)
+                if got is None:
+                    self.stats["none"] += 1
+                    why = (
+                        f"no recorded screen of {self._app(q)!r} with this action on this element"
+                        if self._app(q) in self.by_app
+                        else f"no recordings of app {self._app(q)!r}"
+                    )
+                    out.append(Completion("" if edit else q.screen.html, f"{why}: no change"))
+                    continue
+                ed, i, share = got
+                src = self.sources[i]
+                kind, nxt = "near", try_apply(o.html, ed)[0] or o.html
+                note = f"near: {src.episode_id} step {src.step}'s reaction transplanted ({share:.0%} of its lines)"
+            self.stats[kind] += 1
+            if not edit:
+                text = nxt
+            elif ed is not None and q.origin is None:
+                text = ed
+            else:  # sure of the whole next screen: it replaces what the stage before made of it
+                text = diff(q.screen.html, nxt)
+            out.append(Completion(text, note))
         return out
 
-    def _transplanted(self, q: Query, near: list[int], at: int | None):
-        """(edit, source, agreement) from the first near neighbour whose edit carries over well enough."""
+    def _transplanted(self, q: Query, origin: Screen, near: list[int], target: int | None):
+        """(edit of `origin`, source, agreement) from the first near neighbour whose recorded
+        edit carries over onto the caller's screen well enough."""
         for i in near:
             src = self.sources[i]
             rec = self._edit(i)
-            anchors = {self._targets[i]: at} if self._targets.get(i) is not None and at is not None else {}
+            if not rec.strip():
+                return "", i, 1.0  # the app did nothing there
+            anchors = (
+                {self._targets[i]: target} if self._targets.get(i) is not None and target is not None else {}
+            )
             typing = src.action.type == q.action.type == "type"
             stats: dict = {}
             ed = transplant(
                 rec,
                 src.screen.html,
-                q.screen.html,
+                origin.html,
                 anchors,
                 src.action.text if typing else None,
                 q.action.text if typing else None,
-                reaction_only=q.applied,
                 stats=stats,
             )
-            if not rec.strip() or (q.applied and stats.get("lines", 0) == 0):
-                return "", i, 1.0  # the app did nothing there (beyond what the browser does)
             share = min(1.0, stats["carried"] / stats["lines"]) if stats.get("lines") else 0.0
             if ed and share >= self.min_agreement:
                 return ed, i, share
