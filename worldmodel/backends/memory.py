@@ -90,6 +90,7 @@ class MemoryBackend:
         self.keys = np.stack([features(t.screen, t.action) for t in self.sources])
         self.stats: Counter = Counter()
         self._targets: dict[int, int | None] = {}
+        self._roles: dict[int, tuple | None] = {}
         self._edits: dict[int, str] = {}
         self._renderer = None
 
@@ -174,7 +175,13 @@ class MemoryBackend:
         if role is None:
             return []
         self._source_targets(order)
-        return [i for i in order if _role(self.sources[i].screen.html, self._targets.get(i)) == role]
+        return [i for i in order if self._source_role(i) == role]
+
+    def _source_role(self, i: int) -> tuple | None:
+        """The role of the element recorded action i acted on, parsed once (pages run to 100s of KB)."""
+        if i not in self._roles:
+            self._roles[i] = _role(self.sources[i].screen.html, self._targets.get(i))
+        return self._roles[i]
 
     def _edit(self, i: int) -> str:
         if i not in self._edits:
