@@ -16,10 +16,12 @@ same app's recordings, and only when it can tell it knows:
   prediction's note says why.
 
 After another stage (`sim+memory`) it still looks up the screen the caller gave
-(`Query.origin`). Where it knows (exact or near), its next screen replaces what the stage before
-made (on the bundled phone apps the recorded reaction, browser part included, is nearer the truth
-than the sim's physics with only the app's part transplanted over it); where it does not, that
-stage's screen is kept as it is.
+(`Query.origin`). An exact hit's recorded next screen replaces what the stage before made. A
+near one does too where that stage left the screen as it was (on the phone apps the recorded
+reaction, browser part included, is nearer the truth); where that stage changed it (the
+browser scrolled, checked, typed) only the app's part of the reaction is carried over onto it
+(on the docs apps the sim's scroll is nearer the truth). Where it knows nothing, that stage's
+screen is kept as it is.
 
 `stats` counts the three outcomes. It indexes the corpus' train and validation splits by
 default, never the id-test or test rows a model is evaluated on.
@@ -223,6 +225,28 @@ class MemoryBackend:
                 src = self.sources[i]
                 kind, nxt = "near", try_apply(o.html, ed)[0] or o.html
                 note = f"near: {src.episode_id} step {src.step}'s reaction transplanted ({share:.0%} of its lines)"
+                if edit and q.origin is not None and screen_key(q.screen.html) != screen_key(o.html):
+                    # the stage before changed the screen (the browser scrolled, checked, typed):
+                    # keep that, and carry over only the app's part of the recorded reaction
+                    self.stats[kind] += 1
+                    rec = self._edit(i)
+                    anchors = (
+                        {self._targets[i]: target}
+                        if self._targets.get(i) is not None and target is not None
+                        else {}
+                    )
+                    typing = src.action.type == q.action.type == "type"
+                    react = transplant(
+                        rec,
+                        src.screen.html,
+                        q.screen.html,
+                        anchors,
+                        src.action.text if typing else None,
+                        q.action.text if typing else None,
+                        reaction_only=True,
+                    )
+                    out.append(Completion(react, note + " after the stage before"))
+                    continue
             self.stats[kind] += 1
             if not edit:
                 text = nxt
