@@ -16,6 +16,7 @@ from render import Viewport
 from wmcli import app as cli
 from worldmodel import WorldModel
 from worldmodel.backends.memory import MemoryBackend, screen_key
+from worldmodel.backends.retrieval import RetrievalBackend
 from worldmodel.backends.sim import SimBackend
 from worldmodel.types import Action, Query, Screen, Transition
 
@@ -103,6 +104,10 @@ def test_sim_plus_memory_keys_on_the_callers_screen_and_keeps_the_sims_when_unsu
     assert "exact" in got[0].note and "<li>new</li>" in got[0].html
     assert "memory: no recordings" in got[1].note
     assert got[1].html == sim.html  # the sim's screen, as the sim left it
+    # retrieval after the sim leaves another app's transplant out (the "other" app's Add cleared its list)
+    with WorldModel([SimBackend(), RetrievalBackend.from_transitions(recorded[2:])], renderer) as wm:
+        kept = wm.predict(shots(page(["one"]), app="elsewhere"), ADD, mode="edit")
+    assert "another app (other): the screen is kept" in kept.note and kept.html == sim.html
 
 
 def test_held_out_episodes_keep_their_split_through_every_save(recorded, tmp_path):
