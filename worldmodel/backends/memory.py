@@ -37,7 +37,7 @@ import numpy as np
 
 from ..edit import _numbered, _soup, diff
 from ..focus import POINTED, action_targets, own_text
-from ..transplant import transplant
+from ..transplant import reaction, transplant
 from ..types import Action, Completion, Query, Screen, Transition
 from .retrieval import features
 
@@ -225,7 +225,7 @@ class MemoryBackend:
                 src = self.sources[i]
                 kind, nxt = "near", try_apply(o.html, ed)[0] or o.html
                 note = f"near: {src.episode_id} step {src.step}'s reaction transplanted ({share:.0%} of its lines)"
-                if edit and q.origin is not None and screen_key(q.screen.html) != screen_key(o.html):
+                if edit and q.origin is not None and _changed(o.html, q.screen.html):
                     # the stage before changed the screen (the browser scrolled, checked, typed):
                     # keep that, and carry over only the app's part of the recorded reaction
                     self.stats[kind] += 1
@@ -294,6 +294,13 @@ class MemoryBackend:
     def hit_rates(self) -> dict[str, float]:
         n = sum(self.stats.values())
         return {k: self.stats[k] / n if n else 0.0 for k in ("exact", "near", "none")}
+
+
+def _changed(before: str, after: str) -> bool:
+    """Whether a stage changed the screen beyond the browser's hover and focus markers."""
+    if screen_key(before) == screen_key(after):
+        return False
+    return bool(reaction(diff(before, after), before).strip())
 
 
 def _same_kind_loose(a: Action, b: Action) -> bool:
