@@ -393,7 +393,6 @@ def test_merge_joins_corpora_keeping_each_apps_split(tmp_path):
 
 def test_every_bundled_app_is_pinned_to_its_split_and_no_reserved_page_is_recorded():
     from corpus.build import BUNDLED_MINIWOB, DEFAULT_PINNED
-
     from corpus.store import app_splits
 
     dd = load_corpus()
