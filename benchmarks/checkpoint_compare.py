@@ -35,7 +35,7 @@ BUNDLED = "bundled"  # --corpus's name for the corpus the package ships
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("checkpoints", nargs="*", help="trained checkpoint folders")
-    ap.add_argument("--split", default="test", choices=("train", "validation", "test", "all"))
+    ap.add_argument("--split", default="test", choices=("train", "validation", "test", "id-test", "all"))
     ap.add_argument(
         "--corpus",
         action="append",

@@ -42,7 +42,8 @@ def dataset_card(dd, transitions, splits: dict[str, str]) -> str:
         "",
         "Each row is one recorded step: the screen (screenshot and its captured HTML), the action,",
         "the real next screen (screenshot and HTML), the goal, and where it came from. Splits hold",
-        "whole apps, so a test app is never seen in training. Load it with",
+        "whole apps, so a test app is never seen in training; `id-test`, where there is one, holds",
+        "whole episodes of training apps recorded with other seeds (apps seen, episodes not). Load it with",
         "`worldmodel.load_corpus(PATH)` or `datasets.load_from_disk(PATH)`.",
         "",
         "## Splits",
@@ -51,8 +52,7 @@ def dataset_card(dd, transitions, splits: dict[str, str]) -> str:
         "| --- | --- | --- |",
     ]
     for name, ds in dd.items():
-        apps = sorted({a for a, s in splits.items() if s == name and a in per_app})
-        lines.append(f"| {name} | {len(ds)} | {len(apps)} |")
+        lines.append(f"| {name} | {len(ds)} | {len(set(ds['app']))} |")
     lines += [
         "",
         "## Apps",

@@ -1,4 +1,5 @@
-"""The corpus stage's pipelines as functions: build, record, import-android, stats, merge, compact.
+"""The corpus stage's pipelines as functions: build, record, import-android, stats, merge, compact,
+add-id-test.
 
 `wm corpus ...` (wmcli/corpus.py) only parses its arguments and calls these; a Python user calls
 them the same way. Each writes its corpus with the atomic save (corpus/store.py) and reports
@@ -43,9 +44,12 @@ def _load(path, argument: str):
         raise ArgumentError(argument, str(e)) from None
 
 
-def build_corpus(out, cfg: BuildConfig | None = None, compact: bool = True, log: Log = print):
+def build_corpus(
+    out, cfg: BuildConfig | None = None, compact: bool = True, id_test: bool = True, log: Log = print
+):
     """Record the bundled apps live in Chromium (`cfg` says which and how much) and save a
-    train/validation/test corpus split by app at `out`. Returns the saved DatasetDict."""
+    train/validation/test corpus split by app at `out`, with (`id_test`) an id-test split: new
+    episodes (other seeds) of the in-app apps it trains on. Returns the saved DatasetDict."""
     from render import Renderer
 
     from .build import DEFAULT_PINNED, record_corpus, score_html_fidelity, summarize
@@ -59,6 +63,10 @@ def build_corpus(out, cfg: BuildConfig | None = None, compact: bool = True, log:
         except ValueError as e:
             raise ArgumentError("third_party", str(e)) from None
     transitions = record_corpus(cfg, log=log)
+    if id_test:
+        from .heldout import build_held_out_config, record_held_out
+
+        transitions += record_held_out(build_held_out_config(cfg), log=log)
     with Renderer() as r:
         scores = score_html_fidelity(transitions, r)
     log(f"ground-truth HTML fidelity: {summarize(scores)}")
@@ -111,6 +119,7 @@ def record_app(
     split: str = "auto",
     append: bool = False,
     compact: bool = True,
+    held_out: int = 0,
     log: Log = print,
     warn: Log = _stderr,
     progress: Callable[[range, str], contextlib.AbstractContextManager[Iterable[int]]] | None = None,
@@ -118,19 +127,24 @@ def record_app(
     """Record any web app in Chromium (a local folder served under a fake origin, or a dev server
     on loopback) and save it at `out` (added to the corpus there with `append`). A crashing
     episode is reported through `warn` and the others are kept. Returns the saved DatasetDict.
-    `progress(range(episodes), app_name)`: a context manager yielding the episodes (a bar)."""
+    `held_out`: the last N episodes go to the id-test split (the app trains; those episodes are
+    unseen). `progress(range(episodes), app_name)`: a context manager yielding the episodes (a bar)."""
     from render import Renderer
 
     from .apps import folder_app, parse_viewport, url_app
     from .build import score_html_fidelity, summarize
     from .recorder import CAPTURES, Recorder
-    from .store import SPLITS, iter_transitions, save_corpus
+    from .store import SPLITS, app_splits, corpus_transitions, hold_out, save_corpus
 
     out = Path(out)
     if capture not in CAPTURES:
         raise ArgumentError("capture", f"{capture!r} is not one of {', '.join(CAPTURES)}")
     if split != "auto" and split not in SPLITS:
         raise ArgumentError("split", f"{split!r} is not auto or one of {', '.join(SPLITS)}")
+    if held_out and held_out >= episodes:
+        raise ArgumentError("held_out", f"{held_out} held-out episodes leave none of {episodes} to train on")
+    if held_out and split not in ("auto", "train"):
+        raise ArgumentError("held_out", f"held-out episodes are of a training app, but --split is {split}")
     try:
         vp = parse_viewport(viewport, scale)
     except ValueError as e:
@@ -148,12 +162,17 @@ def record_app(
     old, pinned = [], {}
     if append and (out.exists() or out.is_symlink()):
         dd = _load(out, "out")
-        for sp, ds in dd.items():
-            for t in iter_transitions(ds, skipped=[]):
-                old.append(t)
-                pinned[t.app] = sp
+        old = corpus_transitions(dd, skipped=[])
+        pinned = app_splits(dd)
     if split != "auto":
         pinned[spec.name] = split
+    if held_out:
+        if pinned.get(spec.name, "train") != "train":
+            raise ArgumentError(
+                "held_out",
+                f"{spec.name} is a {pinned[spec.name]} app in {out}: held-out episodes are of a training app",
+            )
+        pinned[spec.name] = "train"
     new, failed = [], []
     bar = progress or (lambda r, _name: contextlib.nullcontext(r))
     with Recorder(capture=capture, loopback=loopback) as rec:
@@ -161,7 +180,8 @@ def record_app(
             for e in eps:
                 eid = f"{spec.name}-{seed}-{e}"
                 try:
-                    new += rec.record_trajectory(spec, act, steps, seed * 1000 + e, eid)
+                    got = rec.record_trajectory(spec, act, steps, seed * 1000 + e, eid)
+                    new += hold_out(got) if e >= episodes - held_out else got
                 except Exception as err:  # noqa: BLE001 - one broken episode must not lose the others
                     failed.append(
                         f"episode {eid}: {type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
@@ -300,7 +320,7 @@ def merge_corpora(
 ):
     """Join corpora recorded in pieces into one at `out`, each app keeping its split (or the one
     `pinned` gives it: {app: split}). Returns the saved DatasetDict."""
-    from .store import SPLITS, iter_transitions, save_corpus
+    from .store import SPLITS, app_splits, corpus_transitions, save_corpus
 
     pinned = dict(pinned or {})
     for app, where in pinned.items():
@@ -309,15 +329,14 @@ def merge_corpora(
     ts, splits, skipped = [], {}, []
     for src in sources:
         dd = _load(src, "sources")
-        for sp, ds in dd.items():
-            for app in set(ds["app"]):
-                had = splits.setdefault(app, sp)
-                if had != sp and app not in pinned:
-                    raise ArgumentError(
-                        "sources",
-                        f"{app} is in {had} in one corpus and in {sp} in {src}: say where with --split {app}=SPLIT",
-                    )
-            ts += list(iter_transitions(ds, skipped))
+        for app, sp in app_splits(dd).items():
+            had = splits.setdefault(app, sp)
+            if had != sp and app not in pinned:
+                raise ArgumentError(
+                    "sources",
+                    f"{app} is in {had} in one corpus and in {sp} in {src}: say where with --split {app}=SPLIT",
+                )
+        ts += corpus_transitions(dd, skipped)
     unknown = set(pinned) - set(splits)
     if unknown:
         raise ArgumentError("pinned", f"no corpus has app(s) {', '.join(sorted(unknown))}")
@@ -332,15 +351,13 @@ def merge_corpora(
 def compact_corpus(path, out, log: Log = print, warn: Log = _stderr) -> tuple[float, float]:
     """Shorten every screen's HTML where its render stays pixel-identical (render/compact.py) and
     save the result at `out`. Returns the mean next-screen HTML length before and after."""
-    from worldmodel.dataset import iter_transitions
-
     from .compaction import compact_transitions
-    from .store import save_corpus
+    from .store import app_splits, corpus_transitions, save_corpus
 
     dd = _load(path, "path")
     skipped: list[str] = []
-    ts = [t for split in dd for t in iter_transitions(dd[split], skipped)]
-    splits = {app: split for split in dd for app in set(dd[split]["app"])}
+    ts = corpus_transitions(dd, skipped)
+    splits = app_splits(dd)
     new = compact_transitions(ts, lambda done, n: log(f"compacted {done}/{n} screens"))
     before = sum(len(t.next_screen.html or "") for t in ts) / len(ts)
     after = sum(len(t.next_screen.html or "") for t in new) / len(new)
@@ -349,3 +366,17 @@ def compact_corpus(path, out, log: Log = print, warn: Log = _stderr) -> tuple[fl
     for s in skipped:
         warn(f"skipped a bad record: {s}")
     return before, after
+
+
+def add_id_test(path, out, cfg=None, log: Log = print):
+    """Record new episodes (other seeds) of a corpus' training apps (`cfg`: a
+    corpus.heldout.HeldOutConfig; None: its defaults) and save the corpus with them as its id-test
+    split at `out` (which may be `path`). Returns the saved DatasetDict."""
+    from .heldout import HeldOutConfig, add_held_out
+
+    try:
+        return add_held_out(path, out, cfg or HeldOutConfig(), log=log)
+    except CorpusError as e:
+        raise ArgumentError("path", str(e)) from None
+    except ValueError as e:
+        raise ArgumentError("cfg", str(e)) from None

@@ -1,5 +1,9 @@
 """Transitions on disk as HF `datasets`, split by app so that test apps are unseen.
 
+Besides the three app splits, a corpus may hold an `id-test` split: whole episodes of training
+apps (recorded with seeds no training episode used) held out, for figures on apps seen in
+training but episodes not. A transition goes there when its meta says so (`held_out`).
+
 Saving must never leave the path without a whole corpus, whatever instant a crash or a reader
 picks. A new corpus is written to a hidden versioned folder beside the path; the path itself is
 a symlink that one `rename` of a new link swaps over (atomic on POSIX). A path that is a real
@@ -21,8 +25,12 @@ from pathlib import Path
 from worldmodel.dataset import (  # noqa: F401 - the corpus stage's readers, re-exported
     COMPLETE_MARK,
     DEFAULT_CORPUS,
+    ID_TEST,
+    SPLIT_KEY,
     SPLITS,
     CorpusError,
+    app_splits,
+    corpus_transitions,
     features,
     from_row,
     iter_transitions,
@@ -56,13 +64,30 @@ def assign_splits(
     return out
 
 
+def held_out(t: Transition) -> bool:
+    """Whether `t` belongs to the id-test split (an episode of a training app, held out)."""
+    return t.meta.get(SPLIT_KEY) == ID_TEST
+
+
+def hold_out(transitions: Iterable[Transition]) -> list[Transition]:
+    """`transitions`, marked for the id-test split."""
+    out = list(transitions)
+    for t in out:
+        t.meta[SPLIT_KEY] = ID_TEST
+    return out
+
+
+def split_of(t: Transition, splits: dict[str, str]) -> str:
+    return ID_TEST if held_out(t) else splits[t.app]
+
+
 def build_dataset(transitions: Sequence[Transition], splits: dict[str, str]):
     """A DatasetDict with one split per name that has rows (datasets cannot read back an empty one)."""
     from datasets import Dataset, DatasetDict
 
-    rows: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    rows: dict[str, list[dict]] = {s: [] for s in (*SPLITS, ID_TEST)}
     for t in transitions:
-        rows[splits[t.app]].append(to_row(t))
+        rows[split_of(t, splits)].append(to_row(t))
     feats = features()
     return DatasetDict({s: Dataset.from_list(r, features=feats) for s, r in rows.items() if r})
 
@@ -85,6 +110,12 @@ def save_corpus(
     missing = {t.app for t in transitions} - set(splits)
     if missing:
         raise ValueError(f"no split given for app(s): {', '.join(sorted(missing))}")
+    unseen = sorted({t.app for t in transitions if held_out(t) and splits[t.app] != "train"})
+    if unseen:
+        raise ValueError(
+            f"id-test holds episodes of training apps, but {', '.join(unseen)} "
+            f"{'is' if len(unseen) == 1 else 'are'} in {splits[unseen[0]]}"
+        )
     dd = build_dataset(transitions, splits)
     card = dataset_card(dd, transitions, splits)
     out = Path(out_dir)

@@ -173,6 +173,7 @@ def test_goal_quotes_are_read_in_one_place():
     assert quoted(goal) == ["kasie", "x2", "ok"]
     assert GoalSpec.of(goal).quoted == [("username", "kasie"), ("password", "x2"), ("and", "ok")]
 
+
 def test_a_search_budget_is_spent_where_the_scorer_is_unsure_and_never_exceeded(renderer):
     # tapping 10 or 30 look alike one step ahead; only past the menu (30) is settings in reach
     wm = TableModel(

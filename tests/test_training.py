@@ -402,6 +402,7 @@ def test_wm_eval_runs_an_after_sim_edit_checkpoint_as_predict_next_does(tmp_path
     ssim = [fidelity(p.image, t.next_screen.array)["ssim"] if p.ok else 0.0 for p, t in zip(preds, ts)]
     assert fig["ssim"] == pytest.approx(sum(ssim) / len(ssim), abs=1e-6)
 
+
 def test_dynamic_sampling_leaves_a_group_that_scored_all_alike_out_of_the_update(tiny, tmp_path):
     from trl import GRPOConfig
 

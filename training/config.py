@@ -98,7 +98,9 @@ class TrainConfig:
     # training prompts with the SFT model, and keep for GRPO only the prompts whose samples'
     # rewards differ (0 = GRPO samples on every prompt). Where SFT's samples all agree, a group
     # scores alike and teaches nothing.
-    prepass_prompts: int = _opt(0, "GRPO only on prompts whose SFT samples disagree: how many to try (0: all)")
+    prepass_prompts: int = _opt(
+        0, "GRPO only on prompts whose SFT samples disagree: how many to try (0: all)"
+    )
     prepass_samples: int = _opt(4, "samples per prompt in that pre-pass")
     # Generation through trl's vLLM integration (GPU only, needs `pip install vllm`):
     # "colocate" runs vLLM inside the training processes, "server" talks to `trl vllm-serve`.
@@ -116,7 +118,9 @@ class TrainConfig:
     # transformers' hub kernels (fetched from the hub at run time): off unless asked for
     # (worldmodel/offline.py); the hub client stays offline otherwise
     hub_kernels: bool = _opt(
-        False, "let transformers fetch hub kernels (off: nothing downloaded)", flag="--hub-kernels/--no-hub-kernels"
+        False,
+        "let transformers fetch hub kernels (off: nothing downloaded)",
+        flag="--hub-kernels/--no-hub-kernels",
     )
     logging_steps: int = 1
     save_steps: int = 50

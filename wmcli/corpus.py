@@ -1,4 +1,4 @@
-"""`wm corpus build | record | merge | stats | compact | import-android`: arguments only.
+"""`wm corpus build | record | merge | stats | compact | import-android | add-id-test`: arguments only.
 
 Each command parses its arguments and calls its pipeline in corpus/pipelines.py, turning an
 `ArgumentError` into a usage error that names the flag.
@@ -43,11 +43,25 @@ def build(
     compact: bool = typer.Option(
         True, "--compact/--no-compact", help="shorten each screen's HTML where its render stays identical"
     ),
+    id_test: bool = typer.Option(
+        True,
+        "--id-test/--no-id-test",
+        help="also hold out new episodes of the in-app apps this build trains on, as the id-test split",
+    ),
 ) -> None:
-    """Record real web apps in Chromium and save a train/validation/test corpus split by app."""
+    """Record real web apps in Chromium and save a train/validation/test corpus split by app
+    (and an id-test split: new episodes of training apps)."""
     from corpus.pipelines import build_corpus
 
-    _call(build_corpus, {"third_party": "--third-party"}, out, BuildConfig(**config), compact, log=typer.echo)
+    _call(
+        build_corpus,
+        {"third_party": "--third-party"},
+        out,
+        BuildConfig(**config),
+        compact,
+        id_test,
+        log=typer.echo,
+    )
 
 
 @app.command("record")
@@ -79,11 +93,19 @@ def record(
     compact: bool = typer.Option(
         True, "--compact/--no-compact", help="shorten each screen's HTML where its render stays identical"
     ),
+    held_out: int = typer.Option(
+        0,
+        "--hold-out",
+        min=0,
+        help="the last N episodes go to the id-test split (the app trains; its held-out episodes are unseen)",
+    ),
 ) -> None:
     """Record any web app in Chromium: a local folder (served under a fake origin) or a dev server on loopback."""
     from corpus.pipelines import record_app
 
-    hints = {a: f"--{a}" for a in ("capture", "split", "viewport", "policy", "out")}
+    hints = {a: f"--{a}" for a in ("capture", "split", "viewport", "policy", "out")} | {
+        "held_out": "--hold-out"
+    }
     _call(
         record_app,
         {**hints, "target": "TARGET"},
@@ -103,6 +125,7 @@ def record(
         split=split,
         append=append,
         compact=compact,
+        held_out=held_out,
         log=typer.echo,
         warn=_err,
         progress=lambda r, app: typer.progressbar(r, label=f"recording {app}", file=sys.stderr),
@@ -189,3 +212,48 @@ def compact_cmd(
     from corpus.pipelines import compact_corpus
 
     _call(compact_corpus, {"path": "PATH"}, path, out, log=typer.echo, warn=_err)
+
+
+@app.command("add-id-test")
+def add_id_test_cmd(
+    path: Path = typer.Argument(None, help="corpus folder (default: the bundled corpus)"),
+    out: Path = typer.Option(
+        ..., "-o", "--out", file_okay=False, help="where the corpus with its id-test split goes (may be PATH)"
+    ),
+    phone_apps: str = typer.Option(None, help="comma-separated phone apps (default: the training ones)"),
+    phone_episodes: int = typer.Option(3, min=0, help="held-out episodes per phone app"),
+    phone_steps: int = typer.Option(10, min=1),
+    tasks: str = typer.Option(
+        None, help="comma-separated bundled MiniWoB++ tasks (default: 15 training ones)"
+    ),
+    miniwob_episodes: int = typer.Option(2, min=0),
+    miniwob_steps: int = typer.Option(5, min=1),
+    third_party: str = typer.Option(
+        None, help="comma-separated bundled third-party apps (default: the three that train)"
+    ),
+    third_party_episodes: int = typer.Option(3, min=0),
+    third_party_steps: int = typer.Option(5, min=1),
+    seed: int = typer.Option(0, help="held-out seeds are SEED*1000+500+e, never a build's own"),
+) -> None:
+    """Record new episodes (other seeds) of a corpus' training apps as its id-test split."""
+    from corpus.heldout import HeldOutConfig
+    from corpus.pipelines import add_id_test
+
+    def names(v: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+        return default if v is None else tuple(a for a in v.split(",") if a)
+
+    d = HeldOutConfig()
+    cfg = HeldOutConfig(
+        names(phone_apps, d.phone_apps),
+        phone_episodes,
+        phone_steps,
+        names(tasks, d.miniwob_tasks),
+        miniwob_episodes,
+        miniwob_steps,
+        names(third_party, d.third_party),
+        third_party_episodes,
+        third_party_steps,
+        seed,
+    )
+    dd = _call(add_id_test, {"path": "PATH"}, path, out, cfg, log=typer.echo)
+    typer.echo(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))

@@ -13,7 +13,11 @@ from .predict import MODEL_HELP, parse_model
 def eval_command(
     model: list[str] = typer.Option(["copy", "retrieval"], "--model", "-m", help=f"repeatable: {MODEL_HELP}"),
     corpus: Path = typer.Option(None, help="corpus folder (default: the bundled corpus)"),
-    split: str = typer.Option("test"),
+    split: str = typer.Option(
+        "auto",
+        help="a split, comma-separated splits, or auto: in-app (id-test) and unseen apps (test) side by side "
+        "where the corpus has an id-test split, else test",
+    ),
     limit: int = typer.Option(0, min=0, help="evaluate the first N transitions (0 = all)"),
     out: Path = typer.Option(
         Path("runs/eval"), "-o", "--out", file_okay=False, help="folder for report.html and figures.json"
@@ -49,24 +53,43 @@ def eval_command(
         dd = load_corpus(corpus)
     except CorpusError as e:
         raise typer.BadParameter(str(e), param_hint="--corpus") from None
-    if split not in dd:
-        raise typer.BadParameter(f"split {split!r} not in corpus (has {', '.join(dd)})", param_hint="--split")
-    ds = dd[split]
-    if limit:
-        ds = ds.select(range(min(limit, len(ds))))
-    skipped: list[str] = []
-    transitions = list(iter_transitions(ds, skipped))
-    for s in skipped:
-        typer.echo(f"skipped a bad record: {s}", err=True)
+    from worldmodel.dataset import ID_TEST
+    from worldmodel.evaluate import side_by_side
     from worldmodel.model import WorldModel
 
+    names = (
+        [s for s in (ID_TEST, "test") if s in dd] if split == "auto" else [s for s in split.split(",") if s]
+    )
+    for s in names:
+        if s not in dd:
+            raise typer.BadParameter(f"split {s!r} not in corpus (has {', '.join(dd)})", param_hint="--split")
+    if not names:
+        raise typer.BadParameter(f"no split to evaluate (corpus has {', '.join(dd)})", param_hint="--split")
     opts = dict(device=device, max_new_tokens=max_new_tokens, html_chars=html_chars, edit_tries=edit_tries)
+    by_split = {}
     with Renderer() as r:
         backends = {}
         for name, spec in zip(model, specs):
-            if corpus:  # a bare `retrieval` looks up this corpus' training split
+            if corpus:  # a bare `retrieval` or `memory` looks up this corpus' own recordings
                 spec = spec.with_corpus(str(corpus))
             backends[name] = WorldModel.load(spec, r, only_known_options=True, **opts)
-        figures = evaluate(backends, transitions, r, out, modes=mode)
-    typer.echo(json.dumps(figures, indent=2))
-    typer.echo(f"report: {out / 'report.html'}")
+        for s in names:
+            ds = dd[s]
+            if limit:
+                ds = ds.select(range(min(limit, len(ds))))
+            skipped: list[str] = []
+            transitions = list(iter_transitions(ds, skipped))
+            for msg in skipped:
+                typer.echo(f"skipped a bad record: {msg}", err=True)
+            where = out if len(names) == 1 else out / s
+            by_split[s] = evaluate(backends, transitions, r, where, modes=mode)
+    if len(names) == 1:
+        typer.echo(json.dumps(by_split[names[0]], indent=2))
+        typer.echo(f"report: {out / 'report.html'}")
+        return
+    table = side_by_side(by_split)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "figures.json").write_text(json.dumps(by_split, indent=2))
+    (out / "table.md").write_text(table + "\n")
+    typer.echo(table)
+    typer.echo("reports: " + ", ".join(str(out / s / "report.html") for s in names))

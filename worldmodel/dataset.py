@@ -25,7 +25,13 @@ from .types import Action, Screen, Transition
 # Where the bundled corpus lives (data shipped with the `corpus` package; reading it imports nothing).
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "data" / "default"
 COMPLETE_MARK = "dataset_dict.json"  # written last by datasets' save_to_disk
-SPLITS = ("train", "validation", "test")
+SPLITS = ("train", "validation", "test")  # each app wholly in one of these
+# The in-app test split (Code2World's in-distribution setting): whole episodes of training apps,
+# recorded with seeds no training episode used, so their apps are seen and their episodes not.
+# A transition is in it when its meta says so (`meta[SPLIT_KEY] == ID_TEST`), which travels with
+# it through every re-save (merge, compact, --append).
+ID_TEST = "id-test"
+SPLIT_KEY = "split"
 _LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<kind>old|tmp)-(?P<pid>\d+)$")
 
 
@@ -145,6 +151,31 @@ def iter_transitions(ds, skipped: list[str] | None = None) -> Iterable[Transitio
             if skipped is None:
                 raise
             skipped.append(str(e))
+
+
+def corpus_transitions(dd, skipped: list[str] | None = None) -> list[Transition]:
+    """Every transition of a loaded corpus, those of its id-test split marked as held out (so
+    saving them again keeps them there)."""
+    out = []
+    for split, ds in dd.items():
+        for t in iter_transitions(ds, skipped):
+            if split == ID_TEST:
+                t.meta[SPLIT_KEY] = ID_TEST
+            out.append(t)
+    return out
+
+
+def app_splits(dd) -> dict[str, str]:
+    """Each app's own split (train, validation or test) in a loaded corpus; its held-out
+    id-test episodes do not move it."""
+    out: dict[str, str] = {}
+    for split, ds in dd.items():
+        if split != ID_TEST:
+            out.update(dict.fromkeys(set(ds["app"]), split))
+    if ID_TEST in dd:
+        for app in set(dd[ID_TEST]["app"]):
+            out.setdefault(app, "train")
+    return out
 
 
 def pid_alive(pid: int) -> bool:

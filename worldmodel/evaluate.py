@@ -230,3 +230,45 @@ def _per_app(transitions, rows: dict[int, dict], names: list[str]) -> dict:
 
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name)[:40]
+
+
+# Code2World's Table 1 reads a model's fidelity in distribution (apps seen in training, episodes
+# not: the id-test split) beside out of it (apps never seen: the test split).
+SETTINGS = {"id-test": "in-app", "test": "unseen apps"}
+TABLE_KEYS = (
+    ("ssim", "SSIM"),
+    ("blur_ssim", "blurSSIM"),
+    ("text_f1", "textF1"),
+    ("element_f1", "elemF1"),
+    ("gain_over_copy", "vs shot"),
+    ("copy_correlation", "copy-r"),
+)
+
+
+def side_by_side(figures_by_split: dict[str, dict]) -> str:
+    """One markdown table: a row per backend, per split its SSIM, blurred SSIM, text F1, element
+    F1, gain over the screenshot copy and copy-correlation (figures as `evaluate` returns them)."""
+    splits = list(figures_by_split)
+    names = list(dict.fromkeys(n for f in figures_by_split.values() for n in f["backends"]))
+    head = ["model"] + [f"{SETTINGS.get(s, s)} {label}" for s in splits for _, label in TABLE_KEYS]
+    lines = [
+        " | ".join(
+            f"{SETTINGS.get(s, s)} ({s}): {figures_by_split[s]['n']} transitions, screenshot copy SSIM "
+            f"{_fmt(figures_by_split[s]['copy_baseline']['ssim'])}"
+            for s in splits
+        ),
+        "",
+        "| " + " | ".join(head) + " |",
+        "| " + " | ".join("---" for _ in head) + " |",
+    ]
+    for n in names:
+        cells = [n]
+        for s in splits:
+            f = figures_by_split[s]["backends"].get(n, {})
+            cells += [_fmt(f.get(k)) for k, _ in TABLE_KEYS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _fmt(v) -> str:
+    return "n/a" if v is None or isinstance(v, str) else f"{v:+.4f}" if v < 0 else f"{v:.4f}"

@@ -157,7 +157,9 @@ class WorldModel:
                 p.note = "; ".join(n)
             if k + 1 < len(self.stages):
                 current = [
-                    Query(p.as_screen(q.screen), q.action, q.goal, applied=True) if p.ok else q
+                    Query(p.as_screen(q.screen), q.action, q.goal, applied=True, origin=q.origin or q.screen)
+                    if p.ok
+                    else q
                     for p, q in zip(preds, queries)
                 ]
         if len(self.stages) > 1:  # the edit of the screen the caller gave, not of a stage's result
@@ -384,4 +386,3 @@ def render_pending(predictions: Sequence[Prediction]) -> None:
         each = (time.perf_counter() - t0) / len(group)
         for p, res in zip(group, got):
             p._settle(res, each)
-

@@ -3,6 +3,7 @@
     copy                      nothing changes (the baseline to beat)
     sim                       the browser's own physics on the current HTML (no scripts, no app)
     retrieval[:CORPUS]        next screen of the nearest recorded (screen, action)
+    memory[:CORPUS]           the same app's recorded reaction to this screen and action, or none
     hf:PATH | PATH            a local transformers VLM checkpoint folder
     openai:URL#MODEL | URL#MODEL   an OpenAI-compatible chat endpoint
     A+B                       composition: B receives A's prediction as the screen to edit
@@ -15,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-KINDS = ("copy", "sim", "retrieval", "hf", "openai")
-GRAMMAR = "copy, sim, retrieval[:CORPUS], hf:PATH, a checkpoint folder, or openai:URL#MODEL (A+B composes, e.g. sim+retrieval)"
+KINDS = ("copy", "sim", "retrieval", "memory", "hf", "openai")
+GRAMMAR = "copy, sim, retrieval[:CORPUS], memory[:CORPUS], hf:PATH, a checkpoint folder, or openai:URL#MODEL (A+B composes, e.g. sim+retrieval)"
 
 
 class SpecError(ValueError):
@@ -49,10 +50,10 @@ class ModelSpec:
         return "+".join(str(s) for s in self.stages)
 
     def with_corpus(self, corpus: str) -> ModelSpec:
-        """This spec with every bare `retrieval` stage looking up `corpus`."""
+        """This spec with every bare `retrieval` or `memory` stage looking up `corpus`."""
         return ModelSpec(
             tuple(
-                BackendSpec("retrieval", corpus) if s.kind == "retrieval" and not s.arg else s
+                BackendSpec(s.kind, corpus) if s.kind in ("retrieval", "memory") and not s.arg else s
                 for s in self.stages
             )
         )
@@ -67,8 +68,8 @@ def _one(text: str, whole: str) -> BackendSpec:
     kind, sep, arg = t.partition(":")
     if kind in ("copy", "sim") and not sep:
         return BackendSpec(kind)
-    if kind == "retrieval":
-        return BackendSpec("retrieval", arg)
+    if kind in ("retrieval", "memory"):
+        return BackendSpec(kind, arg)
     if kind == "openai":
         url, _, model = arg.partition("#")
         if not url.startswith(("http://", "https://")):

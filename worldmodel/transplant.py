@@ -121,12 +121,17 @@ def transplant(
     text_from: str | None = None,
     text_to: str | None = None,
     reaction_only: bool = False,
+    stats: dict | None = None,
 ) -> str:
     """`edit` (written for `src_html`) re-addressed onto `dst_html`; "" when nothing carries over.
 
     `reaction_only`: the action was already carried out on `dst_html` (by the sim), so what the
     browser itself does (field values, checked and selected states, hover/focus classes) is not
-    carried over again, only the app's reaction."""
+    carried over again, only the app's reaction. `stats`, when given, receives "lines" (the
+    edit's lines that were to carry over: all but those left to the browser) and "carried"
+    (those that did): their ratio is how well the two screens agree."""
+    if stats is not None:
+        stats.update(lines=0, carried=0)
     text = (edit or "").strip()
     if not text or text.startswith("<") or text.startswith("screen "):
         return ""  # a whole other screen is not a change to this one
@@ -139,6 +144,8 @@ def transplant(
     anchors = dict(anchors or {})
     swap = bool(text_from) and text_to is not None and text_from != text_to
     out = []
+    physics = 0  # lines left to the browser (reaction_only): not the reaction, not counted
+    lines = [line for line in text.splitlines() if line.strip()]
     for k, line in edit_lines(text):
         try:
             e = parse_line(line, k)
@@ -185,6 +192,7 @@ def transplant(
         if n is None:
             continue
         if reaction_only and _physics(replace(e, args=tuple(args)), dst[n]):
+            physics += 1
             continue
         if op == "remove":
             out.append(f"remove {n}")
@@ -201,9 +209,13 @@ def transplant(
     for _ in range(MAX_REPAIRS):
         try:
             apply(dst_html, "\n".join(out))
+            if stats is not None:
+                stats.update(lines=len(lines) - physics, carried=len(out))
             return "\n".join(out)
         except EditError as e:
             del out[e.line_no - 1]
         except Exception:  # noqa: BLE001 - a parser corner case: nothing carries over
-            return ""
+            break
+    if stats is not None:
+        stats.update(lines=len(lines) - physics, carried=0)
     return ""

@@ -274,6 +274,9 @@ class Query:
     # True when an earlier stage (e.g. the sim) already carried the action out on `screen`:
     # what is left to predict is the app's own reaction
     applied: bool = False
+    # the screen the caller gave, when an earlier stage's result replaced it as `screen` (a
+    # backend that looks the recorded screen up, like `memory`, keys on this one)
+    origin: Screen | None = None
 
     def __post_init__(self):
         if not isinstance(self.screen, Screen):

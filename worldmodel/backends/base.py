@@ -91,6 +91,10 @@ def backend_class(kind: str) -> type[Backend]:
         from .retrieval import RetrievalBackend
 
         return RetrievalBackend
+    if kind == "memory":
+        from .memory import MemoryBackend
+
+        return MemoryBackend
     if kind == "sim":
         from .sim import SimBackend
 

@@ -66,6 +66,7 @@ class TransformersBackend(Backend):
         edit_tries: int = 1,
         hints: bool | None = None,
         hint_corpus: str | None = None,
+        hint_source: str = "retrieval",
         min_confidence: float | None = None,
         attn_implementation: str = "sdpa",
         cache: str = "dynamic",
@@ -117,6 +118,11 @@ class TransformersBackend(Backend):
         # from the training split of `hint_corpus` (None: the bundled corpus), as in training
         self.hints = card.hints if hints is None else hints
         self.hint_corpus = card.hint_corpus if hint_corpus is None else hint_corpus
+        # "retrieval": the nearest transition of any app (as in training); "memory": the same
+        # app's own recorded reaction, or no hint (the in-app setting: memory.py)
+        if hint_source not in ("retrieval", "memory"):
+            raise ValueError(f"hint_source {hint_source!r} is not retrieval or memory")
+        self.hint_source = hint_source
         self._index = None
         # "sim": trained on the app's reaction to what the browser's physics made of the screen,
         # so WorldModel.load runs the sim stage before it (`sim+PATH`)
@@ -158,6 +164,7 @@ class TransformersBackend(Backend):
         "edit_tries",
         "hints",
         "hint_corpus",
+        "hint_source",
         "min_confidence",
         "attn_implementation",
         "cache",
@@ -248,11 +255,14 @@ class TransformersBackend(Backend):
         return out
 
     def _hints(self, queries: list[Query]) -> list[str]:
-        """The retrieval transplant of each query (worldmodel/transplant.py), "" where none carries over."""
+        """The retrieval transplant of each query (worldmodel/transplant.py), or the same app's
+        recorded reaction (`hint_source="memory"`); "" where none carries over."""
         if self._index is None:
+            from .memory import MemoryBackend
             from .retrieval import RetrievalBackend
 
-            self._index = RetrievalBackend.from_corpus(self.hint_corpus)
+            src = MemoryBackend if self.hint_source == "memory" else RetrievalBackend
+            self._index = src.from_corpus(self.hint_corpus)
             if self._renderer is not None:
                 self._index.use_renderer(self._renderer)
         return [h.text for h in self._index.complete_edits(queries)]
@@ -357,4 +367,3 @@ class MeanLogProb:
             return last.new_zeros(last.shape[0]).float()
         self._add(last)
         return self.total / self.count.clamp(min=1)
-

@@ -6,6 +6,12 @@ model that cannot beat nearest-neighbour lookup has not learned dynamics.
 In edit mode it transplants instead (worldmodel/transplant.py): the nearest transition's edit,
 re-addressed onto the current screen (the element its action hit becomes the one this action
 hits, found by the browser's hit test on both screens), or nothing (copy) when none of it applies.
+After another stage (`sim+retrieval`) it is a stage that must not do harm where it is unsure: a
+transplant from another app's recording is left out (on unseen MiniWoB++ tasks other tasks'
+end covers, all of whose lines found a home, cost 0.05 SSIM: RESULTS.md, eleventh round; the
+option `other_apps=True` allows them), and one from the same app is kept only where at least
+`min_agreement` of its lines find a home on this screen; else the screen stays as the stage
+before made it, and the note says so.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from ..types import ACTION_TYPES, DIRECTIONS, Action, Completion, Query, Screen,
 from .base import Backend
 
 _THUMB = (24, 32)
+# After another stage: the share of the nearest transition's edit lines that must find a home on
+# this screen for its transplant to be carried out (benchmarks/inapp_bench.py measures it).
+MIN_AGREEMENT = 1.0
 
 
 def features(screen: Screen, action: Action, action_weight: float = 2.0) -> np.ndarray:
@@ -41,13 +50,24 @@ class RetrievalBackend(Backend):
     edits = True
     OPTIONS = ("split", "transitions")
 
+    OPTIONS = ("split", "transitions", "min_agreement", "other_apps")
+
     def __init__(
-        self, keys: np.ndarray, next_html: list[str], sources: list[tuple[str, Action, float]] | None = None
+        self,
+        keys: np.ndarray,
+        next_html: list[str],
+        sources: list[tuple[str, Action, float]] | None = None,
+        apps: list[str] | None = None,
+        min_agreement: float = MIN_AGREEMENT,
+        other_apps: bool = False,
     ):
         if len(keys) == 0:
             raise ValueError("retrieval index is empty: the corpus split has no transitions")
         self.keys, self.next_html = keys, next_html
         self.sources = sources or [("", Action("wait"), 1.0)] * len(next_html)  # (html, action, scale)
+        self.apps = apps or [""] * len(next_html)
+        self.min_agreement = min_agreement
+        self.other_apps = other_apps
         self._edits: dict[int, str] = {}
         self._renderer = None
 
@@ -57,35 +77,48 @@ class RetrievalBackend(Backend):
             self._renderer = renderer
 
     @classmethod
-    def from_transitions(cls, transitions) -> RetrievalBackend:
+    def from_transitions(cls, transitions, min_agreement: float = None) -> RetrievalBackend:
         """Index recorded transitions: Transition objects, or a datasets split of corpus rows."""
         from ..dataset import iter_transitions
 
         if hasattr(transitions, "column_names"):  # a datasets.Dataset
             transitions = iter_transitions(transitions, skipped=[])
-        keys, htmls, sources = [], [], []
+        keys, htmls, sources, apps = [], [], [], []
         for t in transitions:
             if not isinstance(t, Transition):
                 raise TypeError(f"retrieval indexes Transitions, got {type(t).__name__}")
             keys.append(features(t.screen, t.action))
             htmls.append(t.next_screen.html or "")
             sources.append((t.screen.html or "", t.action, t.screen.device_scale_factor))
-        return cls(np.stack(keys) if keys else np.zeros((0, 1)), htmls, sources)
+            apps.append(t.app)
+        gate = MIN_AGREEMENT if min_agreement is None else min_agreement
+        return cls(np.stack(keys) if keys else np.zeros((0, 1)), htmls, sources, apps, gate)
 
     @classmethod
-    def from_corpus(cls, path=None, split: str = "train") -> RetrievalBackend:
+    def from_corpus(cls, path=None, split: str = "train", min_agreement: float = None) -> RetrievalBackend:
         from ..dataset import CorpusError, load_corpus
 
         dd = load_corpus(path)
         if split not in dd:
             raise CorpusError(f"corpus {path or 'bundled'} has no {split!r} split (has {', '.join(dd)})")
-        return cls.from_transitions(dd[split])
+        return cls.from_transitions(dd[split], min_agreement)
 
     @classmethod
-    def from_spec(cls, spec, split: str = "train", transitions=None) -> RetrievalBackend:
-        if transitions is not None:
-            return cls.from_transitions(transitions)
-        return cls.from_corpus(spec.arg or None, split)
+    def from_spec(
+        cls,
+        spec,
+        split: str = "train",
+        transitions=None,
+        min_agreement: float = None,
+        other_apps: bool = False,
+    ) -> RetrievalBackend:
+        r = (
+            cls.from_transitions(transitions, min_agreement)
+            if transitions is not None
+            else cls.from_corpus(spec.arg or None, split, min_agreement)
+        )
+        r.other_apps = other_apps
+        return r
 
     def nearest(self, queries: list[Query]) -> list[int]:
         """The index of each query's nearest recorded (screen, action)."""
@@ -114,6 +147,7 @@ class RetrievalBackend(Backend):
             if i not in self._edits:
                 self._edits[i] = diff(src, self.next_html[i])
             same_typing = act.type == q.action.type == "type"
+            stats: dict = {}
             edit = transplant(
                 self._edits[i],
                 src,
@@ -122,7 +156,27 @@ class RetrievalBackend(Backend):
                 act.text if same_typing else None,
                 q.action.text if same_typing else None,
                 reaction_only=q.applied,
+                stats=stats,
             )
+            share = min(1.0, stats["carried"] / stats["lines"]) if stats.get("lines") else 0.0
+            app = (q.origin or q.screen).app
+            if edit and q.applied and not self.other_apps and self.apps[i] != app:
+                out.append(
+                    Completion(
+                        "",
+                        f"unsure: the nearest transition is of another app ({self.apps[i]}): the screen is kept",
+                    )
+                )
+                continue
+            if edit and q.applied and share < self.min_agreement:
+                out.append(
+                    Completion(
+                        "",
+                        f"unsure: {share:.0%} of the nearest transition's edit finds a home here "
+                        f"(below {self.min_agreement:.0%}): the screen is kept",
+                    )
+                )
+                continue
             out.append(
                 Completion(
                     edit, "" if edit else "nothing of the nearest transition's edit applies here: copy"

@@ -1,0 +1,192 @@
+"""In-app against unseen-app fidelity, Code2World's Table 1 setting, for the weightless models and a checkpoint.
+
+    python benchmarks/inapp_bench.py [--corpus PATH] [--unseen PATH[:SPLIT] ...] [--checkpoint DIR]
+        [--limit N]
+
+In-app: the corpus' id-test split (new episodes of apps it trains on; `wm corpus add-id-test`).
+Unseen apps: its test split, plus every `--unseen` corpus (e.g. third-party apps in no split that
+`wm corpus build --third-party ...` recorded; all its splits unless one is named). Per setting
+and per group (phone, MiniWoB++, third-party) it prints, for copy, sim, retrieval, memory,
+sim+memory, sim+retrieval and `sim+CHECKPOINT` (in-app with the same app's memory as its hint
+source): SSIM, blurred SSIM, text F1, element F1, the SSIM gain over the screenshot copy, the
+text F1 gain over the `copy` backend, the copy-correlation (gWorld's check that a model is not
+just copying: the correlation of its gain with how much the screen changed), and each composed
+model's margin over the sim alone. Every model but `copy` writes edits (copy: the captured HTML
+rendered); memory's exact / near / none hit rates are printed per group. All figures are from
+one run: the baselines are measured beside the models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from worldmodel import Renderer, WorldModel
+from worldmodel.backends.base import load_stage
+from worldmodel.backends.memory import MemoryBackend
+from worldmodel.backends.retrieval import RetrievalBackend
+from worldmodel.dataset import ID_TEST, iter_transitions, load_corpus
+from worldmodel.evaluate import evaluate
+from worldmodel.spec import BackendSpec
+
+GROUPS = ("phone", "MiniWoB++", "third-party")
+COMPOSED = ("sim+memory", "sim+retrieval", "sim+checkpoint")
+NOISE = 0.005  # SSIM or text F1: a composed model below the sim alone by more than this does harm
+
+
+def group(app: str) -> str:
+    return (
+        "phone" if app.startswith("phone-") else "MiniWoB++" if app.startswith("miniwob-") else "third-party"
+    )
+
+
+def _transitions(path, splits):
+    dd = load_corpus(path)
+    return [t for s in (splits or list(dd)) if s in dd for t in iter_transitions(dd[s], skipped=[])]
+
+
+class SharedSim:
+    """One sim for every model that starts with it: the browser's result for a (screen, action)
+    is the same each time, so it is computed once (the sim alone, sim+memory, sim+retrieval)."""
+
+    name = "sim"
+
+    def __init__(self):
+        self.inner = load_stage(BackendSpec("sim"))
+        self.cache: dict = {}
+
+    def use_renderer(self, renderer) -> None:
+        self.inner.use_renderer(renderer)
+
+    def complete(self, queries):  # the sim writes documents; a WorldModel diffs them into edits
+        keys = [(q.screen.html, q.screen.device_scale_factor, q.action) for q in queries]
+        todo = [i for i, k in enumerate(keys) if k not in self.cache]
+        if todo:
+            for i, c in zip(todo, self.inner.complete([queries[i] for i in todo])):
+                self.cache[keys[i]] = c
+        return [self.cache[k] for k in keys]
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
+
+def models(renderer, corpus, checkpoint, in_app: bool, index) -> dict[str, WorldModel]:
+    """name -> WorldModel; `index` is (train, train + validation) transitions of `corpus`."""
+    train, known = index
+    shared = SharedSim()
+    sim = lambda: shared  # noqa: E731
+    out = {
+        "copy": WorldModel([load_stage(BackendSpec("copy"))], renderer, "copy"),
+        "sim": WorldModel([sim()], renderer, "sim"),
+    }
+    out["retrieval"] = WorldModel([RetrievalBackend.from_transitions(train)], renderer, "retrieval")
+    out["memory"] = WorldModel([MemoryBackend(known)], renderer, "memory")
+    out["sim+memory"] = WorldModel([sim(), MemoryBackend(known)], renderer, "sim+memory")
+    out["sim+retrieval"] = WorldModel(
+        [sim(), RetrievalBackend.from_transitions(train)], renderer, "sim+retrieval"
+    )
+    if checkpoint:
+        opts = {"max_new_tokens": 512}
+        if in_app:
+            opts.update(hint_source="memory", hint_corpus=str(corpus) if corpus else None)
+        out["sim+checkpoint"] = WorldModel.load(f"hf:{checkpoint}", renderer=renderer, **opts)
+    return out
+
+
+def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index, only=()):
+    print(f"\n=== {label}: {len(ts)} transitions ===", flush=True)
+    ms = models(renderer, corpus, checkpoint, in_app, index)
+    if only:
+        ms = {n: m for n, m in ms.items() if n in ("copy", "sim", *only)}
+    rows = {}
+    for g in GROUPS:
+        sub = [t for t in ts if group(t.app) == g][: limit or None]
+        if not sub:
+            continue
+        for m in ms.values():
+            if isinstance(m.stages[-1], MemoryBackend):
+                m.stages[-1].stats.clear()  # this group's hit counts
+        t0 = time.perf_counter()
+        figs = evaluate(
+            ms, sub, renderer, None, lpips=None, modes={n: "document" if n == "copy" else "edit" for n in ms}
+        )
+        rates = {
+            n: m.stages[-1].hit_rates() for n, m in ms.items() if isinstance(m.stages[-1], MemoryBackend)
+        }
+        rows[g] = figs
+        _print_group(g, figs, rates, time.perf_counter() - t0)
+    for m in ms.values():
+        m.close()
+    return rows
+
+
+def _print_group(g, figs, rates, secs):
+    base, cb, sim = figs["copy_baseline"], figs["backends"]["copy"], figs["backends"]["sim"]
+    print(
+        f"\n[{g}] {figs['n']} transitions, {len(figs['per_app'])} apps ({secs:.0f} s); "
+        f"screenshot copy SSIM {base['ssim']:.4f}, blurred {base['blur_ssim']:.4f}; "
+        f"copy backend text F1 {cb['text_f1']:.4f}"
+    )
+    print(
+        f"{'model':16s} {'SSIM':>7s} {'blurSSIM':>8s} {'textF1':>7s} {'elemF1':>7s} {'SSIM-shot':>9s}"
+        f" {'tF1-copy':>8s} {'copy-r':>7s} {'vs sim (SSIM/tF1)':>18s}"
+    )
+    for n, f in figs["backends"].items():
+        tf = f["text_f1"] - cb["text_f1"] if f["text_f1"] is not None else float("nan")
+        r = "n/a" if f["copy_correlation"] is None else f"{f['copy_correlation']:+.3f}"
+        vs = ""
+        if n.startswith("sim+"):
+            vs = f"{f['ssim'] - sim['ssim']:+.4f}/{(f['text_f1'] or 0) - (sim['text_f1'] or 0):+.4f}"
+            if f["ssim"] < sim["ssim"] - NOISE or (f["text_f1"] or 0) < (sim["text_f1"] or 0) - NOISE:
+                vs += " HARM"
+        print(
+            f"{n:16s} {f['ssim']:7.4f} {f['blur_ssim']:8.4f} {f['text_f1']:7.4f} {f['element_f1']:7.3f}"
+            f" {f['gain_over_copy']:+9.4f} {tf:+8.4f} {r:>7s} {vs:>18s}"
+        )
+    for n, hr in rates.items():
+        print(f"  {n} hit rates: exact {hr['exact']:.2f}, near {hr['near']:.2f}, none {hr['none']:.2f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", default=None, help="corpus with an id-test split (default: the bundled one)")
+    ap.add_argument(
+        "--unseen", action="append", default=[], help="PATH[:SPLIT] of more apps in no split; repeatable"
+    )
+    ap.add_argument("--checkpoint", default=None, help="a checkpoint trained after the sim (sim+CHECKPOINT)")
+    ap.add_argument("--limit", type=int, default=0, help="at most N transitions per group (0: all)")
+    ap.add_argument(
+        "--models", default="", help="comma-separated names to run (default: all; copy and sim always)"
+    )
+    ap.add_argument("--only", choices=("in-app", "unseen"), default=None, help="one setting only")
+    args = ap.parse_args()
+    dd = load_corpus(args.corpus)
+    if ID_TEST not in dd:
+        raise SystemExit(
+            f"error: corpus {args.corpus or 'bundled'} has no {ID_TEST} split; add one with `wm corpus add-id-test`"
+        )
+    in_app = _transitions(args.corpus, [ID_TEST])
+    unseen = _transitions(args.corpus, ["test"])
+    for spec in args.unseen:
+        path, _, split = spec.partition(":")
+        unseen += _transitions(path, [split] if split else None)
+    t0 = time.perf_counter()
+    train = _transitions(args.corpus, ["train"])
+    index = (train, train + _transitions(args.corpus, ["validation"]))
+    sets = (
+        ("in-app (id-test: apps seen in training, episodes not)", in_app, True),
+        ("unseen apps (test split and --unseen corpora)", unseen, False),
+    )
+    with Renderer() as r:
+        for label, ts, mine in sets:
+            if args.only and args.only != ("in-app" if mine else "unseen"):
+                continue
+            chosen = tuple(n for n in args.models.split(",") if n)
+            run_set(label, ts, r, args.corpus, args.checkpoint, mine, args.limit, index, chosen)
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s (2 shared CPU cores: timings are noisy)")
+
+
+if __name__ == "__main__":
+    main()

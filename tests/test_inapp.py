@@ -1,0 +1,202 @@
+"""The in-app setting: held-out episodes (id-test) and the same-app memory backend.
+
+Screens are rendered by the real Chromium; the memory corpora are hand-made (a small list app
+and another app) or freshly recorded, never the shared Android data.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from corpus.store import app_splits, corpus_transitions, hold_out, load_corpus, save_corpus
+from render import Viewport
+from wmcli import app as cli
+from worldmodel import WorldModel
+from worldmodel.backends.memory import MemoryBackend, screen_key
+from worldmodel.backends.retrieval import RetrievalBackend
+from worldmodel.backends.sim import SimBackend
+from worldmodel.types import Action, Query, Screen, Transition
+
+VP = Viewport(200, 300, 1)
+ADD = Action("tap", x=50, y=25)  # the centre of the Add button
+
+
+def page(items, hover: bool = False, done: str = "") -> str:
+    mark = ' class="wm-hover"' if hover else ""
+    lis = "".join(f"<li{' class=done' if i == done else ''}>{i}</li>" for i in items)
+    return (
+        "<!DOCTYPE html><html><head><style>#screen{font:16px sans-serif;position:relative}"
+        "button{position:absolute;left:10px;top:10px;width:80px;height:30px}"
+        "ul{position:absolute;top:50px;margin:0}li{height:24px}.done{text-decoration:line-through}</style></head>"
+        '<body style="margin:0"><div id="screen" style="width:200px;height:300px">'
+        f'<button id="add"{mark}>Add</button><ul>{lis}</ul></div></body></html>'
+    )
+
+
+@pytest.fixture(scope="module")
+def shots(renderer):
+    """Screen factory: a page rendered by Chromium, as a screen of `app`."""
+
+    def make(html: str, app: str = "lists") -> Screen:
+        res = renderer.render_many([(html, VP)])[0]
+        return Screen(res.pil(), html=html, app=app)
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def recorded(shots):
+    """The list app's recordings (Add appends "new"; a tap on an item strikes it out) and one of another app."""
+    return [
+        Transition(
+            shots(page(["one"])), ADD, shots(page(["one", "new"])), app="lists", episode_id="lists-0", step=0
+        ),
+        Transition(
+            shots(page(["one"])),
+            Action("tap", x=30, y=62),
+            shots(page(["one"], done="one")),
+            app="lists",
+            episode_id="lists-0",
+            step=1,
+        ),
+        Transition(
+            shots(page(["x"]), "other"), ADD, shots(page([]), "other"), app="other", episode_id="other-0"
+        ),
+    ]
+
+
+def test_screen_key_ignores_the_captures_state_markers():
+    assert screen_key(page(["one"], hover=True)) == screen_key(page(["one"]))
+    assert screen_key(page(["one", "two"])) != screen_key(page(["one"]))
+
+
+def test_memory_exact_hit_near_transplant_and_no_match(recorded, shots, renderer):
+    mem = MemoryBackend(recorded)
+    wm = WorldModel(mem, renderer)
+    exact = wm.predict(shots(page(["one"], hover=True)), Action("tap", x=52, y=27), mode="edit")
+    assert exact.note.startswith("exact") and "<li>new</li>" in exact.html
+    near = wm.predict(shots(page(["a", "b", "c"])), ADD, mode="edit")
+    assert near.note.startswith("near"), near.note
+    assert "<li>c</li><li>new</li>" in near.html.replace("\n", "")  # the app's reaction, on this screen
+    # the nearest recorded screen's tap on an item is no answer to a tap on empty space
+    blank = wm.predict(shots(page(["a", "b", "c"])), Action("tap", x=150, y=250), mode="edit")
+    assert blank.edit == "" and "with this action on this element: no change" in blank.note
+    # another app's recordings are never used: the "other" app cleared its list on Add
+    unknown = wm.predict(shots(page(["one"]), app="elsewhere"), ADD, mode="edit")
+    assert unknown.edit == "" and "no recordings of app 'elsewhere'" in unknown.note
+    assert dict(mem.stats) == {"exact": 1, "near": 1, "none": 2}
+    # document mode gives the same screens whole
+    doc = wm.predict(shots(page(["a", "b", "c"])), ADD)
+    assert "<li>new</li>" in doc.html and doc.note.startswith("near")
+
+
+def test_sim_plus_memory_keys_on_the_callers_screen_and_keeps_the_sims_when_unsure(recorded, shots, renderer):
+    with WorldModel([SimBackend(), MemoryBackend(recorded)], renderer) as wm:
+        got = wm.predict_many(
+            [Query(shots(page(["one"])), ADD), Query(shots(page(["one"]), app="elsewhere"), ADD)], "edit"
+        )
+        sim = WorldModel(SimBackend(), renderer).predict(
+            shots(page(["one"]), app="elsewhere"), ADD, mode="edit"
+        )
+    assert "exact" in got[0].note and "<li>new</li>" in got[0].html
+    assert "memory: no recordings" in got[1].note
+    assert got[1].html == sim.html  # the sim's screen, as the sim left it
+    # retrieval after the sim leaves another app's transplant out (the "other" app's Add cleared its list)
+    with WorldModel([SimBackend(), RetrievalBackend.from_transitions(recorded[2:])], renderer) as wm:
+        kept = wm.predict(shots(page(["one"]), app="elsewhere"), ADD, mode="edit")
+    assert "another app (other): the screen is kept" in kept.note and kept.html == sim.html
+
+
+def test_held_out_episodes_keep_their_split_through_every_save(recorded, tmp_path):
+    train, held = recorded[:1], hold_out([recorded[1]])
+    save_corpus(train + held, tmp_path / "c", {"lists": "train", "other": "test"})
+    dd = load_corpus(tmp_path / "c")
+    assert list(dd) == ["train", "id-test"] and dd["id-test"]["episode_id"] == ["lists-0"]
+    assert app_splits(dd) == {"lists": "train"}
+    # saved again (as merge, compact and --append do) the held-out rows stay held out
+    save_corpus(corpus_transitions(load_corpus(tmp_path / "c")), tmp_path / "d", app_splits(dd))
+    assert len(load_corpus(tmp_path / "d")["id-test"]) == 1
+    with pytest.raises(ValueError, match="id-test holds episodes of training apps, but lists is in test"):
+        save_corpus(train + held, tmp_path / "e", {"lists": "test"})
+    assert not (tmp_path / "e").exists()
+    with pytest.raises(ValueError, match="never indexes the test or id-test"):
+        MemoryBackend.from_corpus(tmp_path / "c", splits=("train", "id-test"))
+
+
+def test_add_id_test_records_new_seeds_of_training_apps_only(shots, tmp_path):
+    from corpus.heldout import HeldOutConfig, add_held_out
+
+    base = [
+        Transition(
+            shots(page(["one"]), "phone-notes"),
+            ADD,
+            shots(page(["one", "new"]), "phone-notes"),
+            app="phone-notes",
+            episode_id="phone-notes-0",
+        )
+    ]
+    save_corpus(base, tmp_path / "c", {"phone-notes": "train"})
+    cfg = HeldOutConfig(
+        phone_apps=("notes",), phone_episodes=1, phone_steps=2, miniwob_tasks=(), third_party=()
+    )
+    dd = add_held_out(tmp_path / "c", tmp_path / "c", cfg, log=lambda _m: None)
+    assert len(dd["train"]) == 1 and set(dd["id-test"]["episode_id"]) == {"phone-notes-500"}
+    assert len(dd["id-test"]) == 2 and set(dd["id-test"]["app"]) == {"phone-notes"}
+    with pytest.raises(ValueError, match="already has episode phone-notes-500"):
+        add_held_out(tmp_path / "c", tmp_path / "c", cfg)
+    # nothing is recorded for an app the corpus does not train on, or a task that is not bundled
+    res = CliRunner().invoke(
+        cli,
+        [
+            "corpus",
+            "add-id-test",
+            str(tmp_path / "c"),
+            "-o",
+            str(tmp_path / "x"),
+            "--phone-apps",
+            "contacts",
+            "--tasks",
+            "",
+            "--third-party",
+            "",
+        ],
+    )
+    assert res.exit_code == 2 and "phone-contacts is not in the corpus" in res.output
+    res = CliRunner().invoke(
+        cli,
+        ["corpus", "add-id-test", str(tmp_path / "c"), "-o", str(tmp_path / "x"), "--tasks", "click-tab-2"],
+    )
+    assert res.exit_code == 2 and "'click-tab-2' is not bundled" in res.output
+    assert not (tmp_path / "x").exists()
+    # wm eval puts in-app and unseen apps side by side where the corpus has both
+    save_corpus(
+        corpus_transitions(load_corpus(tmp_path / "c"))
+        + [
+            Transition(
+                shots(page(["q"]), "z"), ADD, shots(page(["q", "new"]), "z"), app="z", episode_id="z-0"
+            )
+        ],
+        tmp_path / "both",
+        {"phone-notes": "train", "z": "test"},
+    )
+    res = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            "--corpus",
+            str(tmp_path / "both"),
+            "-m",
+            "copy",
+            "-m",
+            "sim+memory",
+            "-o",
+            str(tmp_path / "ev"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    figs = json.loads((tmp_path / "ev" / "figures.json").read_text())
+    assert set(figs) == {"id-test", "test"} and figs["id-test"]["n"] == 2 and figs["test"]["n"] == 1
+    assert "in-app SSIM" in res.output and "unseen apps SSIM" in res.output

@@ -1,0 +1,308 @@
+"""Same-app memory: what this app did before, from its own recorded transitions, or nothing.
+
+A user who records their own app and trains an agent offline on it needs a model of *that* app.
+Retrieval (retrieval.py) looks across every app and transplants whatever the nearest screen
+did, which on an app it was not built around does harm. This backend answers only from the
+same app's recordings, and only when it can tell it knows:
+
+- **exact**: the same screen (a hash of its captured DOM, canonicalised: the capture's hover,
+  focus and ring markers and whitespace left out) and the same action (same type, text, key,
+  direction; a point on the same element): the recorded next screen;
+- **near**: a recorded screen of the same app, nearest in looks, whose action was of the same
+  type on an element of the same role and text (tag, role, own text): its edit transplanted
+  onto this screen (worldmodel/transplant.py), kept only where at least `min_agreement` of its
+  lines find a home here;
+- **none**: no change (the screen as it is, or as the stage before made it), and the
+  prediction's note says why.
+
+After another stage (`sim+memory`) it still looks up the screen the caller gave
+(`Query.origin`). An exact hit's recorded next screen replaces what the stage before made. A
+near one does too where that stage left the screen as it was (on the phone apps the recorded
+reaction, browser part included, is nearer the truth); where that stage changed it (the
+browser scrolled, checked, typed) only the app's part of the reaction is carried over onto it
+(on the docs apps the sim's scroll is nearer the truth). Where it knows nothing, that stage's
+screen is kept as it is.
+
+`stats` counts the three outcomes. It indexes the corpus' train and validation splits by
+default, never the id-test or test rows a model is evaluated on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from ..edit import _numbered, _soup, diff
+from ..focus import POINTED, action_targets, own_text
+from ..transplant import reaction, transplant
+from ..types import Action, Completion, Query, Screen, Transition
+from .retrieval import features
+
+DEFAULT_SPLITS = ("train", "validation")
+MIN_AGREEMENT = 0.5  # share of a near neighbour's edit lines that must find a home here
+NEAR_CANDIDATES = 6  # nearest same-app screens whose action target is checked, per query
+_STATE_TOKEN = re.compile(r"(?<![\w-])wm-[\w-]+")
+_CLASS_ATTR = re.compile(r'class="([^"]*)"')
+_RING = re.compile(r'\s*data-wm-ring="[^"]*"')
+
+
+def screen_key(html: str) -> str:
+    """A hash of a captured screen's DOM that two captures of the same screen share: the
+    capture's state markers (hover, focus, active classes; the focus ring) and whitespace, which
+    depend on where the pointer was left, are left out."""
+    h = _RING.sub("", html or "")
+    h = _CLASS_ATTR.sub(lambda m: 'class="' + " ".join(_STATE_TOKEN.sub("", m.group(1)).split()) + '"', h)
+    h = re.sub(r'\s*class=""', "", h)
+    h = re.sub(r"\s+", " ", h).strip()
+    return hashlib.sha1(h.encode("utf-8", "replace")).hexdigest()
+
+
+def _same_kind(a: Action, b: Action) -> bool:
+    return (a.type, a.text, a.key, a.direction, a.app) == (b.type, b.text, b.key, b.direction, b.app)
+
+
+def _role(html: str, n: int | None) -> tuple | None:
+    """The element an action acts on, as what a person would call it: tag, role, own text."""
+    if n is None or not html:
+        return None
+    els = _numbered(_soup(html))
+    if not 0 <= n < len(els):
+        return None
+    el = els[n]
+    return (el.name, el.get("role", ""), el.get("type", ""), own_text(el)[:60])
+
+
+class MemoryBackend:
+    name = "memory"
+    OPTIONS = ("splits", "min_agreement")
+
+    def __init__(self, transitions, min_agreement: float = MIN_AGREEMENT):
+        self.sources: list[Transition] = [t for t in transitions if t.screen.html and t.next_screen.html]
+        if not self.sources:
+            raise ValueError("memory index is empty: the corpus splits have no transitions with HTML")
+        self.min_agreement = min_agreement
+        self.by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
+        self.by_app: dict[str, list[int]] = defaultdict(list)
+        for i, t in enumerate(self.sources):
+            self.by_key[(t.app, screen_key(t.screen.html))].append(i)
+            self.by_app[t.app].append(i)
+        self.keys = np.stack([features(t.screen, t.action) for t in self.sources])
+        self.stats: Counter = Counter()
+        self._targets: dict[int, int | None] = {}
+        self._roles: dict[int, tuple | None] = {}
+        self._edits: dict[int, str] = {}
+        self._renderer = None
+
+    def use_renderer(self, renderer) -> None:
+        """Which element an action acts on comes from the browser's hit test: a WorldModel lends its renderer."""
+        if self._renderer is None:
+            self._renderer = renderer
+
+    @classmethod
+    def from_corpus(cls, path=None, splits=DEFAULT_SPLITS, **kw) -> MemoryBackend:
+        from ..dataset import ID_TEST, CorpusError, iter_transitions, load_corpus
+
+        dd = load_corpus(path)
+        if ID_TEST in splits or "test" in splits:
+            raise ValueError("memory never indexes the test or id-test rows it is evaluated on")
+        have = [s for s in splits if s in dd]
+        if not have:
+            raise CorpusError(f"corpus {path or 'bundled'} has none of the splits {', '.join(splits)}")
+        return cls([t for s in have for t in iter_transitions(dd[s], skipped=[])], **kw)
+
+    @classmethod
+    def from_spec(cls, spec, splits=DEFAULT_SPLITS, min_agreement: float = MIN_AGREEMENT) -> MemoryBackend:
+        if isinstance(splits, str):
+            splits = tuple(s for s in splits.split(",") if s)
+        return cls.from_corpus(spec.arg or None, splits, min_agreement=min_agreement)
+
+    # ---- looking up ----------------------------------------------------------------------
+    def _origin(self, q: Query) -> Screen:
+        return q.origin or q.screen
+
+    def _app(self, q: Query) -> str | None:
+        return self._origin(q).app or q.screen.app
+
+    def _hits(self, pairs: list[tuple[Screen, Action]]) -> list[int | None]:
+        """The element each action acts on in its screen's HTML (None where unknown or no renderer)."""
+        if self._renderer is None:
+            return [None] * len(pairs)
+        return action_targets(self._renderer, [Query(s, a) for s, a in pairs])
+
+    def _source_targets(self, idx: list[int]) -> None:
+        todo = [i for i in dict.fromkeys(idx) if i not in self._targets]
+        if not todo:
+            return
+        got = self._hits([(self.sources[i].screen, self.sources[i].action) for i in todo])
+        for i, n in zip(todo, got):
+            self._targets[i] = n
+
+    def _exact(self, q: Query, target: int | None) -> int | None:
+        origin = self._origin(q)
+        same = self.by_key.get((self._app(q), screen_key(origin.html or "")), [])
+        same = [i for i in same if _same_kind(self.sources[i].action, q.action)]
+        if not same:
+            return None
+        if q.action.type not in POINTED or q.action.x is None:
+            return same[0]
+        # the same screen: a point on the same element is the same action
+        self._source_targets(same)
+        s = origin.device_scale_factor
+        for i in same:
+            a = self.sources[i].action
+            if a.x is not None and abs(a.x - q.action.x) <= 2 * s and abs(a.y - q.action.y) <= 2 * s:
+                return i
+        if target is not None:
+            for i in same:
+                if self._targets.get(i) == target:
+                    return i
+        return None
+
+    def _near(self, q: Query, role: tuple | None) -> list[int]:
+        """Same-app recorded transitions, nearest first, whose action is of the same kind on an
+        element of the same role and text."""
+        mine = [
+            i for i in self.by_app.get(self._app(q), []) if _same_kind_loose(self.sources[i].action, q.action)
+        ]
+        if not mine:
+            return []
+        f = features(self._origin(q), q.action)
+        d = ((self.keys[mine] - f) ** 2).sum(1)
+        order = [mine[k] for k in np.argsort(d)[:NEAR_CANDIDATES]]
+        if q.action.type not in POINTED and q.action.type not in ("key",):
+            return order
+        if role is None:
+            return []
+        self._source_targets(order)
+        return [i for i in order if self._source_role(i) == role]
+
+    def _source_role(self, i: int) -> tuple | None:
+        """The role of the element recorded action i acted on, parsed once (pages run to 100s of KB)."""
+        if i not in self._roles:
+            self._roles[i] = _role(self.sources[i].screen.html, self._targets.get(i))
+        return self._roles[i]
+
+    def _edit(self, i: int) -> str:
+        if i not in self._edits:
+            t = self.sources[i]
+            self._edits[i] = diff(t.screen.html, t.next_screen.html)
+        return self._edits[i]
+
+    def _answers(self, queries: list[Query], edit: bool) -> list[Completion]:
+        """Per query: the next screen this app's recordings give for the caller's screen, as a
+        document or as an edit of the screen being edited (after the sim, the sim's result); or
+        no change where they give none."""
+        from ..edit import try_apply
+
+        origins = [self._origin(q) for q in queries]
+        targets = self._hits([(o, q.action) for o, q in zip(origins, queries)])
+        out = []
+        for q, o, target in zip(queries, origins, targets):
+            if not o.html or not q.screen.html:
+                self.stats["none"] += 1
+                out.append(Completion("" if edit else (q.screen.html or ""), "no HTML to look up: no change"))
+                continue
+            i = self._exact(q, target)
+            if i is not None:
+                kind, nxt, src = "exact", self.sources[i].next_screen.html, self.sources[i]
+                note = f"exact: the recorded next screen of {src.episode_id} step {src.step}"
+                ed = None
+            else:
+                got = self._transplanted(q, o, self._near(q, _role(o.html, target)), target)
+                if got is None:
+                    self.stats["none"] += 1
+                    why = (
+                        f"no recorded screen of {self._app(q)!r} with this action on this element"
+                        if self._app(q) in self.by_app
+                        else f"no recordings of app {self._app(q)!r}"
+                    )
+                    out.append(Completion("" if edit else q.screen.html, f"{why}: no change"))
+                    continue
+                ed, i, share = got
+                src = self.sources[i]
+                kind, nxt = "near", try_apply(o.html, ed)[0] or o.html
+                note = f"near: {src.episode_id} step {src.step}'s reaction transplanted ({share:.0%} of its lines)"
+                if edit and q.origin is not None and _changed(o.html, q.screen.html):
+                    # the stage before changed the screen (the browser scrolled, checked, typed):
+                    # keep that, and carry over only the app's part of the recorded reaction
+                    self.stats[kind] += 1
+                    rec = self._edit(i)
+                    anchors = (
+                        {self._targets[i]: target}
+                        if self._targets.get(i) is not None and target is not None
+                        else {}
+                    )
+                    typing = src.action.type == q.action.type == "type"
+                    react = transplant(
+                        rec,
+                        src.screen.html,
+                        q.screen.html,
+                        anchors,
+                        src.action.text if typing else None,
+                        q.action.text if typing else None,
+                        reaction_only=True,
+                    )
+                    out.append(Completion(react, note + " after the stage before"))
+                    continue
+            self.stats[kind] += 1
+            if not edit:
+                text = nxt
+            elif ed is not None and q.origin is None:
+                text = ed
+            else:  # sure of the whole next screen: it replaces what the stage before made of it
+                text = diff(q.screen.html, nxt)
+            out.append(Completion(text, note))
+        return out
+
+    def _transplanted(self, q: Query, origin: Screen, near: list[int], target: int | None):
+        """(edit of `origin`, source, agreement) from the first near neighbour whose recorded
+        edit carries over onto the caller's screen well enough."""
+        for i in near:
+            src = self.sources[i]
+            rec = self._edit(i)
+            if not rec.strip():
+                return "", i, 1.0  # the app did nothing there
+            anchors = (
+                {self._targets[i]: target} if self._targets.get(i) is not None and target is not None else {}
+            )
+            typing = src.action.type == q.action.type == "type"
+            stats: dict = {}
+            ed = transplant(
+                rec,
+                src.screen.html,
+                origin.html,
+                anchors,
+                src.action.text if typing else None,
+                q.action.text if typing else None,
+                stats=stats,
+            )
+            share = min(1.0, stats["carried"] / stats["lines"]) if stats.get("lines") else 0.0
+            if ed and share >= self.min_agreement:
+                return ed, i, share
+        return None
+
+    # ---- the Backend interface -----------------------------------------------------------
+    def complete(self, queries: list[Query]) -> list[str]:
+        return self._answers(list(queries), edit=False) if queries else []
+
+    def complete_edits(self, queries: list[Query]) -> list[str]:
+        return self._answers(list(queries), edit=True) if queries else []
+
+    def hit_rates(self) -> dict[str, float]:
+        n = sum(self.stats.values())
+        return {k: self.stats[k] / n if n else 0.0 for k in ("exact", "near", "none")}
+
+
+def _changed(before: str, after: str) -> bool:
+    """Whether a stage changed the screen beyond the browser's hover and focus markers."""
+    if screen_key(before) == screen_key(after):
+        return False
+    return bool(reaction(diff(before, after), before).strip())
+
+
+def _same_kind_loose(a: Action, b: Action) -> bool:
+    """Same type, and for keys, scrolls and swipes the same key or direction (typed text may differ)."""
+    return a.type == b.type and a.key == b.key and a.direction == b.direction and a.app == b.app
