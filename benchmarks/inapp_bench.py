@@ -22,12 +22,13 @@ import argparse
 import time
 
 from worldmodel import Renderer, WorldModel
-from worldmodel.backends.base import load_stage
+from worldmodel.backends.base import Backend
+from worldmodel.backends.copy import CopyBackend
 from worldmodel.backends.memory import MemoryBackend
 from worldmodel.backends.retrieval import RetrievalBackend
+from worldmodel.backends.sim import SimBackend
 from worldmodel.dataset import ID_TEST, iter_transitions, load_corpus
 from worldmodel.evaluate import evaluate
-from worldmodel.spec import BackendSpec
 
 GROUPS = ("phone", "MiniWoB++", "third-party")
 COMPOSED = ("sim+memory", "sim+retrieval", "sim+checkpoint")
@@ -45,14 +46,14 @@ def _transitions(path, splits):
     return [t for s in (splits or list(dd)) if s in dd for t in iter_transitions(dd[s], skipped=[])]
 
 
-class SharedSim:
+class SharedSim(Backend):
     """One sim for every model that starts with it: the browser's result for a (screen, action)
     is the same each time, so it is computed once (the sim alone, sim+memory, sim+retrieval)."""
 
     name = "sim"
 
     def __init__(self):
-        self.inner = load_stage(BackendSpec("sim"))
+        self.inner = SimBackend()
         self.cache: dict = {}
 
     def use_renderer(self, renderer) -> None:
@@ -67,9 +68,7 @@ class SharedSim:
         return [self.cache[k] for k in keys]
 
     def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
+        self.inner.close()
 
 
 def models(renderer, corpus, checkpoint, in_app: bool, index) -> dict[str, WorldModel]:
@@ -78,7 +77,7 @@ def models(renderer, corpus, checkpoint, in_app: bool, index) -> dict[str, World
     shared = SharedSim()
     sim = lambda: shared  # noqa: E731
     out = {
-        "copy": WorldModel([load_stage(BackendSpec("copy"))], renderer, "copy"),
+        "copy": WorldModel([CopyBackend()], renderer, "copy"),
         "sim": WorldModel([sim()], renderer, "sim"),
     }
     out["retrieval"] = WorldModel([RetrievalBackend.from_transitions(train)], renderer, "retrieval")

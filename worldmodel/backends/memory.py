@@ -35,10 +35,12 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from ..edit import _numbered, _soup, diff
+from ..doc import Doc
+from ..edit import diff
 from ..focus import POINTED, action_targets, own_text
 from ..transplant import reaction, transplant
 from ..types import Action, Completion, Query, Screen, Transition
+from .base import Backend
 from .retrieval import features
 
 DEFAULT_SPLITS = ("train", "validation")
@@ -68,15 +70,16 @@ def _role(html: str, n: int | None) -> tuple | None:
     """The element an action acts on, as what a person would call it: tag, role, own text."""
     if n is None or not html:
         return None
-    els = _numbered(_soup(html))
+    els = Doc.of(html).elements
     if not 0 <= n < len(els):
         return None
     el = els[n]
     return (el.name, el.get("role", ""), el.get("type", ""), own_text(el)[:60])
 
 
-class MemoryBackend:
+class MemoryBackend(Backend):
     name = "memory"
+    edits = True
     OPTIONS = ("splits", "min_agreement")
 
     def __init__(self, transitions, min_agreement: float = MIN_AGREEMENT):
@@ -285,10 +288,10 @@ class MemoryBackend:
         return None
 
     # ---- the Backend interface -----------------------------------------------------------
-    def complete(self, queries: list[Query]) -> list[str]:
+    def complete(self, queries: list[Query]) -> list[Completion]:
         return self._answers(list(queries), edit=False) if queries else []
 
-    def complete_edits(self, queries: list[Query]) -> list[str]:
+    def complete_edits(self, queries: list[Query]) -> list[Completion]:
         return self._answers(list(queries), edit=True) if queries else []
 
     def hit_rates(self) -> dict[str, float]:

@@ -48,8 +48,6 @@ def features(screen: Screen, action: Action, action_weight: float = 2.0) -> np.n
 class RetrievalBackend(Backend):
     name = "retrieval"
     edits = True
-    OPTIONS = ("split", "transitions")
-
     OPTIONS = ("split", "transitions", "min_agreement", "other_apps")
 
     def __init__(
