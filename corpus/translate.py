@@ -40,7 +40,8 @@ STYLE = (
     "*{box-sizing:border-box}button{border:0;padding:0;margin:0;background:transparent;font:inherit;color:inherit}"
     ".wm-t{position:absolute;margin:0;white-space:pre;overflow:visible}"
     ".wm-w{white-space:pre-wrap;overflow-wrap:anywhere}"
-    "input{font-family:inherit}"
+    "input,textarea{font-family:inherit}"
+    ".wm-e{overflow:hidden;text-overflow:ellipsis}"
     "input.wm-sw{appearance:none;position:absolute;margin:0;border-radius:999px;background:var(--off)}"
     "input.wm-sw::before{content:'';position:absolute;top:50%;left:0;width:var(--k);height:var(--k);"
     "margin-top:calc(var(--k) / -2);border-radius:50%;background:var(--knob-off);box-shadow:0 1px 2px #0006}"
@@ -135,14 +136,21 @@ def _text_span(e: Elem, s: float) -> str:
     top = (p["ty"] - y0) / s
     if p.get("align") == "center":
         style += f"left:0;width:{(x1 - x0) / s:.0f}px;text-align:center;top:{top:.1f}px"
+    elif p.get("align") == "right":
+        style += f"right:{(x1 - p['rx']) / s:.1f}px;text-align:right;top:{top:.1f}px"
+        if p.get("lines", 1) > 1:
+            style += f";width:{(p['rx'] - x0) / s + 2:.0f}px;direction:rtl"
+        return f'<span class="wm-t{" wm-w" if p.get("lines", 1) > 1 else ""}" style="{style}">{_esc(e.text)}</span>'
     else:
         style += f"left:{(p['tx'] - x0) / s:.1f}px;top:{top:.1f}px"
     cls = "wm-t"
     if p.get("lines", 1) > 1:
         cls += " wm-w"
-        style += f";width:{(x1 - p['tx']) / s + 2:.0f}px"
-    if p.get("sx", 1.0) != 1.0:
-        style += f";transform:scaleX({p['sx']:.3f});transform-origin:0 0"
+        if p.get("align") != "center":
+            style += f";width:{(x1 - p['tx']) / s:.0f}px"
+    if p.get("ellipsis"):  # the phone cut the text short with an ellipsis: so does the page
+        cls += " wm-e"
+        style += f";width:{(p['ink'][2] - p['tx']) / s + 2:.0f}px"
     return f'<span class="{cls}" style="{style}">{_esc(e.text)}</span>'
 
 
@@ -152,6 +160,8 @@ def _elem_html(e: Elem, s: float, origin=(0, 0)) -> str:
     p = e.props
     attrs = "".join(f' {k}="{_esc(str(v))}"' for k, v in p.get("attrs", {}).items())
     bg = f"background:{_rgb(p['bg'])};" if p.get("bg") is not None else ""
+    if isinstance(p.get("face"), str):
+        bg = f"background:url(asset:{p['face']}) 0 0/100% 100%;"
     radius = f"border-radius:{p['radius'] / s:.0f}px;" if p.get("radius") else ""
     if e.kind in ("patch", "img"):
         img = f'<img src="asset:{p["asset"]}" alt="{_esc(e.text)}" style="{pos}display:block">'
@@ -169,10 +179,17 @@ def _elem_html(e: Elem, s: float, origin=(0, 0)) -> str:
         ph = f' placeholder="{_esc(p["hint"])}"' if p.get("hint") else ""
         fg = _rgb(p.get("fg", (0, 0, 0)))
         pad = max(0, (p.get("tx", x0 + 4) - x0)) / s
-        return (
-            f'<input{attrs} type="{typ}" value="{_esc(e.text)}"{ph} style="{pos}{bg or "background:transparent;"}'
-            f'border:0;margin:0;padding:0 0 0 {pad:.0f}px;font-size:{fs / s:.1f}px;color:{fg}">'
+        style = (
+            f'{pos}{bg or "background:transparent;"}border:0;margin:0;font-size:{fs / s:.1f}px;color:{fg};'
         )
+        if p.get("lines", 1) > 1 and not p.get("password"):
+            top = max(0, p.get("ty", y0) - y0) / s
+            return (
+                f'<textarea{attrs}{ph} style="{style}padding:{top:.0f}px 0 0 {pad:.0f}px;resize:none;'
+                f'line-height:{p["lh"] / s:.1f}px;overflow:hidden;outline:0">{_esc(e.text)}</textarea>'
+            )
+        return f'<input{attrs} type="{typ}" value="{_esc(e.text)}"{ph} style="{style}padding:0 0 0 {pad:.0f}px">'
+
     if e.kind == "check":
         wx0, wy0, wx1, wy1 = p["widget"]
         wpos = _pos(wx0, wy0, wx1, wy1, s, (x0, y0))
@@ -253,7 +270,7 @@ def _runs(flags: np.ndarray, gap: int) -> list[tuple[int, int]]:
     return [tuple(r) for r in out]
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=256)
 def _font(weight: int, size: int):
     from PIL import ImageFont
 
@@ -272,19 +289,49 @@ def text_width(text: str, fs: float, weight: int = 400) -> float | None:
     return f.getlength(text) * fs / 100
 
 
+def _script(text: str) -> str:
+    """'rtl' (Arabic, Hebrew), 'cjk', 'other' (beyond Latin) or 'latin'."""
+    if any(0x590 <= ord(c) <= 0x8FF or 0xFB1D <= ord(c) <= 0xFEFF for c in text):
+        return "rtl"
+    if any(0x2E80 <= ord(c) <= 0xFFEF for c in text):
+        return "cjk"
+    return "other" if any(0x250 <= ord(c) < 0x2E80 for c in text) else "latin"
+
+
 def _ink_ratio(line: str) -> tuple[float, float]:
     """(top, bottom) of a line's ink relative to its baseline, in em, from which letters it has."""
+    script = _script(line)
+    if script == "rtl":
+        return 0.72, 0.3
+    if script == "cjk":
+        return 0.8, 0.08
     up = any(c.isupper() or c.isdigit() or c in "bdfhklt!?/()[]{}|'\"" or ord(c) > 0x2E80 for c in line)
     down = any(c in "gjpqy,;()[]{}|" for c in line)
     return (CAP if up else XH), (DESC if down else 0.0)
 
 
 def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
-    """Size, weight, colour, alignment and lines of `text` from its ink inside `box`."""
+    """Size, weight, colour, alignment and lines of `text` from its ink inside `box`. When the
+    "ink" is most of the box (a filled button inside a larger touch area), the text is read
+    against that fill instead, and `face` says the element's look must come from the pixels."""
     x0, y0, x1, y1 = box
-    m = ink_mask(img, box, bg)
+    m = _trim(ink_mask(img, box, bg))
     if not m.any():
         return None
+    face = False
+    if m.mean() > 0.3:
+        ys, xs = np.nonzero(m)
+        inner = (x0 + int(xs.min()), y0 + int(ys.min()), x0 + int(xs.max()) + 1, y0 + int(ys.max()) + 1)
+        fill, share = dominant(img, inner)
+        if share > 0.4:
+            bg, face = fill, True
+            m = ink_mask(img, box, bg) & (np.abs(img[y0:y1, x0:x1].astype(int) - np.asarray(fill)).max(axis=2) > INK)
+            # only what lies inside the fill is text
+            m[: inner[1] - y0] = m[inner[3] - y0 :] = False
+            m[:, : inner[0] - x0] = m[:, inner[2] - x0 :] = False
+            m = _trim(m & ink_mask(img, box, bg))
+            if not m.any():
+                return None
     rows = _runs(m.any(axis=1), max(2, int(3 * scale)))
     cols = np.flatnonzero(m.any(axis=0))
     ix0, ix1 = int(cols[0]), int(cols[-1]) + 1
@@ -300,20 +347,21 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     pitch = (lines[-1][0] - lines[0][0]) / (n - 1) if n > 1 else fs * 1.2
     if n > 1 and pitch < fs:  # two rows of one line (e.g. accents): treat as one
         n, pitch = 1, fs * 1.2
-    bold = False
-    sx = 1.0
-    if n == 1:
+    if n > 1:  # Android spaces lines by the font's own height (ascent + descent)
+        fs = pitch / (ASCENT + DESCENT)
+    bold = ellipsis = False
+    script = _script(text)
+    if n == 1 and script == "latin":
         wr, wm = text_width(first, fs, 400), text_width(first, fs, 500)
         inkw = ix1 - ix0
         if wr:
-            bold = abs(wm - inkw) < abs(wr - inkw)
+            bold = _heavier(m[lt:lb, ix0:ix1], first, fs)
             w = wm if bold else wr
             r = inkw / max(1.0, w)
             if 0.8 <= r <= 1.25:
                 fs *= r
-            elif r < 0.8:  # the box holds less than the text (ellipsized): keep size, squeeze
-                sx = max(0.5, r / 0.8)
-                fs *= 0.8 if r > 0.55 else 1.0
+            elif r < 0.8:  # the box holds less than the text: the phone ellipsized it
+                ellipsis = True
     # colour: the ink pixels furthest from the background
     px = img[y0:y1, x0:x1][m].astype(np.int32)
     d = np.abs(px - np.asarray(bg)).max(axis=1)
@@ -323,7 +371,11 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     baseline = y0 + lb - (down * fs)
     ty = baseline - (lh - (ASCENT + DESCENT) * fs) / 2 - ASCENT * fs
     left, right = ix0, (x1 - x0) - ix1
-    align = "center" if n == 1 and left > 6 * scale and abs(left - right) <= max(4, 0.1 * (x1 - x0)) else "left"
+    sym = [_margins(m[a:b]) for a, b in lines]
+    centred = all(lm > 6 * scale and abs(lm - rm) <= max(4, 0.06 * (x1 - x0)) for lm, rm in sym)
+    align = "center" if centred and (n == 1 or len({lm for lm, _ in sym}) > 1) else "left"
+    if align == "left" and (script == "rtl" or (right < left - 10 * scale and right < 24 * scale)):
+        align = "right"
     return {
         "fs": float(fs),
         "lh": float(lh),
@@ -333,14 +385,59 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
         "lines": n,
         "bold": bold,
         "align": align,
-        "sx": sx,
+        "ellipsis": ellipsis,
         "ink": (x0 + ix0, y0 + lt, x0 + ix1, y0 + lines[-1][1]),
+        "rx": x0 + ix1,
+        "face": face,
     }
+
+
+def _trim(m: np.ndarray) -> np.ndarray:
+    """Ink less the rows and columns that are nearly all ink: a border or a margin, not glyphs."""
+    m = m.copy()
+    m[m.mean(axis=1) > 0.85] = False
+    m[:, m.mean(axis=0) > 0.85] = False
+    return m
+
+
+def _margins(m: np.ndarray) -> tuple[int, int]:
+    cols = np.flatnonzero(m.any(axis=0))
+    return (int(cols[0]), m.shape[1] - int(cols[-1]) - 1) if len(cols) else (0, 0)
+
+
+def _heavier(ink: np.ndarray, text: str, fs: float) -> bool:
+    """Whether a line's ink is Roboto Medium rather than Regular: the weight whose own rendering
+    (PIL, same size) covers a share of its box closest to the screenshot's."""
+    from PIL import ImageDraw
+
+    got = ink.mean()
+    best, bold = None, False
+    for weight in (400, 500):
+        f = _font(weight, max(6, int(round(fs))))
+        if f is None:
+            return False
+        l, t, r, b = f.getbbox(text)
+        if r - l < 2 or b - t < 2:
+            return False
+        im = Image.new("L", (r - l + 4, b - t + 4), 0)
+        ImageDraw.Draw(im).text((2 - l, 2 - t), text, font=f, fill=255)
+        a = np.asarray(im) > INK * 2
+        ys, xs = np.nonzero(a)
+        share = a[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1].mean()
+        if best is None or abs(share - got) < best:
+            best, bold = abs(share - got), weight == 500
+    return bold
 
 
 def corner_radius(img, box, bg) -> int:
     """How far along the diagonal the box's top-left corner is not its own colour (rounded cards)."""
     x0, y0, x1, y1 = box
+    if x1 - x0 < 12 or y1 - y0 < 12:
+        return 0
+    mx, my = (x0 + x1) // 2, (y0 + y1) // 2
+    for px in (img[y0 + 1, mx], img[my, x0 + 1], img[y1 - 2, mx], img[my, x1 - 2]):
+        if np.abs(px.astype(int) - bg).max() > 16:  # an edge of another colour: not a card
+            return 0
     r = 0
     for k in range(min(40, (x1 - x0) // 3, (y1 - y0) // 3)):
         if np.abs(img[y0 + k, x0 + k].astype(int) - bg).max() <= 16:
@@ -519,8 +616,8 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
         if x1 - x0 < 2 or y1 - y0 < 2:
             continue
         under = painted.get(parent.get(n.unique_id, -1), tuple(base))
-        col, share = dominant(img, box)
-        paints = share >= 0.45 and np.abs(col - np.asarray(under)).max() > 10
+        col, share = _own_colour(img, box, [_bounds(by_id[c], rx, ry, W, H) for c in n.child_ids if c in by_id])
+        paints = share >= (0.75 if n.child_ids else 0.45) and np.abs(col - np.asarray(under)).max() > 10
         mine = tuple(col) if paints else under
         painted[n.unique_id] = mine
         cls = _cls(n)
@@ -540,7 +637,8 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
             props |= {"password": n.is_password, "hint": n.hint_text, "fg": (0, 0, 0)}
             fit = fit_text(img, box, mine, n.text or n.hint_text, scale) if (n.text or n.hint_text) else None
             if fit:
-                props |= {"fs": min(fit["fs"], MAX_INPUT_FONT * scale), "fg": fit["fg"], "tx": fit["tx"]}
+                props |= {k: fit[k] for k in ("fg", "tx", "ty", "lh", "lines")}
+                props["fs"] = min(fit["fs"], MAX_INPUT_FONT * scale)
                 _erase(clean, fit["ink"], mine)
             if n.is_password and n.text and not set(n.text) <= {"•", "*", "\u2022"}:
                 attrs["data-masked"] = "1"
@@ -592,7 +690,24 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
     for e in w.elems:
         if e.kind == "img":
             e.props["asset"] = crop_asset(clean, e.box)
+        elif e.props.get("face"):  # a filled button inside a larger box: its look as pixels
+            e.props["face"] = crop_asset(clean, e.box)
+            e.props["bg"] = None
     return w
+
+
+def _own_colour(img, box, kids) -> tuple[np.ndarray, float]:
+    """The commonest colour of a box where its children leave it showing (all of it for a leaf)."""
+    if not kids:
+        return dominant(img, box)
+    x0, y0, x1, y1 = box
+    show = np.ones((y1 - y0, x1 - x0), bool)
+    for k in kids:
+        show[max(0, k[1] - y0) : max(0, k[3] - y0), max(0, k[0] - x0) : max(0, k[2] - x0)] = False
+    if show.mean() < 0.08:
+        return dominant(img, box)[0], 0.0  # nothing of its own shows: it paints nothing
+    px = img[y0:y1, x0:x1][show][::3]
+    return dominant(px.reshape(1, -1, 3), (0, 0, len(px), 1), step=1)
 
 
 def _erase(clean: np.ndarray, ink, colour) -> None:
