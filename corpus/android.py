@@ -9,7 +9,6 @@ grpcio-tools into a descriptor set when first needed, so field numbers are never
 
 from __future__ import annotations
 
-import html as htmllib
 import json
 import subprocess
 import sys

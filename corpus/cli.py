@@ -1,4 +1,4 @@
-"""`wm corpus build | record | merge | stats | compact | import-android`."""
+"""`wm corpus build | record | merge | stats | compact | import-android | import-droidbot`."""
 
 from __future__ import annotations
 
@@ -200,35 +200,78 @@ def record(
 def import_android_cmd(
     path: Path = typer.Argument(..., help="AndroidControl TFRecord file"),
     out: Path = typer.Option(..., "-o", "--out", file_okay=False),
-    threshold: float = typer.Option(0.8, min=0.0, max=1.0, help="SSIM a translated screen must reach"),
+    threshold: float = typer.Option(
+        0.9, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
+    ),
+    max_off: float = typer.Option(0.05, min=0.0, max=1.0, help="share of pixels a screen may have off"),
     rounds: int = typer.Option(2, min=0, help="revision rounds before a screen is dropped"),
     scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor of the screenshots"),
+    licence: str = typer.Option(
+        None, help="the data's licence for the dataset card (default: what the source states)"
+    ),
     coder: str = typer.Option(
-        "rules", help="reviser: 'rules' (colours sampled from the screenshot) or a model spec"
+        "rules", help="reviser: 'rules' (per-region fixes from the screenshot) or a model spec"
     ),
 ) -> None:
     """Translate AndroidControl episodes to HTML, revise with visual feedback, save the survivors."""
-    from render import Renderer
-
-    from .android import import_android
-    from .revise import backend_coder, revise_until, sample_colours
-    from .store import save_corpus
-
-    kept, dropped, skipped = [], 0, []
-    done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
-
-    def rules(img, html, fb):
-        return sample_colours(img, html, fb, scale)
-
     if not path.is_file():
         raise typer.BadParameter(f"{path}: no such file", param_hint="PATH")
-    if coder == "rules":
-        revise = rules
-    else:
-        from worldmodel.predict_cli import parse_model
+    if coder != "rules":
+        _import_with_coder(path, out, threshold, rounds, scale, coder)
+        return
+    from .phone import import_android_corpus
 
-        revise = backend_coder(str(parse_model(coder, "--coder")))
+    rep = import_android_corpus(path, out, scale, threshold, max_off, rounds, licence)
+    _report(rep, out)
 
+
+@app.command("import-droidbot")
+def import_droidbot_cmd(
+    folder: Path = typer.Argument(..., help="DroidBot output folder (events/, states/, utg.js)"),
+    out: Path = typer.Option(..., "-o", "--out", file_okay=False),
+    threshold: float = typer.Option(
+        0.9, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
+    ),
+    max_off: float = typer.Option(0.05, min=0.0, max=1.0, help="share of pixels a screen may have off"),
+    rounds: int = typer.Option(2, min=0, help="revision rounds before a screen is dropped"),
+    licence: str = typer.Option(
+        None, help="the data's licence for the dataset card (default: what the source states)"
+    ),
+    app_name: str = typer.Option(None, "--app", help="app name (default: the states' commonest package)"),
+) -> None:
+    """Import a DroidBot exploration: events joined to their screens, translated, revised, saved."""
+    from .phone import import_droidbot
+
+    if not (folder / "events").is_dir() or not (folder / "states").is_dir():
+        raise typer.BadParameter(
+            f"{folder} is not a DroidBot output folder (no events/ and states/)", param_hint="FOLDER"
+        )
+    rep = import_droidbot(folder, out, threshold, max_off, rounds, licence, app_name)
+    _report(rep, out)
+
+
+def _report(rep, out: Path) -> None:
+    for msg in rep.skipped[:20]:
+        typer.echo(f"skipped a bad record: {msg}", err=True)
+    typer.echo(rep.summary())
+    if rep.kept:
+        typer.echo(f"wrote {out}")
+
+
+def _import_with_coder(
+    path: Path, out: Path, threshold: float, rounds: int, scale: float, coder: str
+) -> None:
+    """import-android with a model as the reviser (whole-document rewrites, plain SSIM floor)."""
+    from render import Renderer
+    from worldmodel.predict_cli import parse_model
+
+    from .android import import_android
+    from .revise import backend_coder, revise_until
+    from .store import save_corpus
+
+    revise = backend_coder(str(parse_model(coder, "--coder")))
+    kept, dropped, skipped = [], 0, []
+    done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
     with Renderer() as r:
         for t in import_android(path, scale=scale, skipped=skipped):
             for s in (t.screen, t.next_screen):
@@ -247,10 +290,7 @@ def import_android_cmd(
                 dropped += 1
     for msg in skipped:
         typer.echo(f"skipped a bad record: {msg}", err=True)
-    typer.echo(
-        f"kept {len(kept)} transitions, dropped {dropped} whose screens never reached SSIM {threshold}, "
-        f"skipped {len(skipped)} bad records"
-    )
+    typer.echo(f"kept {len(kept)} transitions, dropped {dropped}, skipped {len(skipped)} bad records")
     if kept:
         save_corpus(kept, out)
         typer.echo(f"wrote {out}")

@@ -19,6 +19,8 @@ from PIL import Image
 from render import Renderer, RenderError, Viewport
 from render.metrics import fidelity, psnr
 
+from .translate import contrast, readable
+
 # A coder revises html given the screenshot and the last round's feedback.
 Coder = Callable[[Image.Image, str, dict], str]
 
@@ -88,18 +90,30 @@ def sample_colours(screenshot: Image.Image, html: str, feedback: dict, scale: fl
         px = img[y0:y1, x0:x1].reshape(-1, 3)
         vals, counts = np.unique(px // 8 * 8, axis=0, return_counts=True)
         order = np.argsort(-counts)
-        c = vals[order[0]] if pick == "bg" or len(order) < 2 else vals[order[1]]
-        return "rgb({},{},{})".format(*(int(v) + 4 for v in c))
+        bg = vals[order[0]] + 4
+        if pick == "bg":
+            return bg
+        # the text colour: the commonest colour that stands out from the background (a second
+        # shade of the background would paint invisible text), else black or white
+        for k in order[1:8]:
+            if contrast(vals[k] + 4, bg) >= 1.5:
+                return vals[k] + 4
+        return np.array(readable(bg, bg))
+
+    def css(c) -> str:
+        return "rgb({},{},{})".format(*(int(v) for v in c))
 
     root = soup.find(attrs={"data-root": True}) or soup.body
     if root is not None:
         bg = colour(0, 0, img.shape[1] / scale, img.shape[0] / scale, "bg")
-        root["style"] = (root.get("style") or "") + f";background:{bg}"
+        root["style"] = (root.get("style") or "") + f";background:{css(bg)}"
     for el in soup.find_all(style=_BOX):
         x, y, w, h = (float(v) for v in _BOX.search(el["style"]).groups())
         bg = colour(x, y, x + w, y + h, "bg")
         fg = colour(x, y, x + w, y + h, "fg")
-        el["style"] = el["style"] + f";background:{bg};color:{fg}"
+        if bg is None:
+            continue
+        el["style"] = el["style"] + f";background:{css(bg)};color:{css(fg)}"
     return str(soup)
 
 
@@ -152,7 +166,9 @@ def region_scores(pred: np.ndarray, ref: np.ndarray, tile: int = TILE) -> np.nda
     from render.metrics import PIXEL_TOL
 
     H, W = ref.shape[:2]
-    off = (np.abs(pred[:H, :W].astype(np.int16) - ref.astype(np.int16)).max(axis=2) > PIXEL_TOL).astype(np.float32)
+    off = (np.abs(pred[:H, :W].astype(np.int16) - ref.astype(np.int16)).max(axis=2) > PIXEL_TOL).astype(
+        np.float32
+    )
     th, tw = -(-H // tile), -(-W // tile)
     pad = np.zeros((th * tile, tw * tile), np.float32)
     pad[:H, :W] = off
@@ -234,7 +250,12 @@ def revise_regions(draft, ref: np.ndarray, pred: np.ndarray, tile: int = TILE) -
         clean = getattr(draft, "clean", ref)
         H, W = ref.shape[:2]
         for sl in find_objects(lab):
-            box = (sl[1].start * tile, sl[0].start * tile, min(W, sl[1].stop * tile), min(H, sl[0].stop * tile))
+            box = (
+                sl[1].start * tile,
+                sl[0].start * tile,
+                min(W, sl[1].stop * tile),
+                min(H, sl[0].stop * tile),
+            )
             patch = Elem("patch", box, props={"asset": crop_asset(clean, box)})
             # into the topmost window whose content holds the region, under its text; else over all
             cx, cy = (box[0] + box[2]) // 2, (box[1] + box[3]) // 2
@@ -283,7 +304,10 @@ def revise_drafts(
     for r in range(rounds + 1):
         htmls = {i: items[i][0].html() for i in todo}
         res = renderer.render_many(
-            [(htmls[i], Viewport.for_screen(items[i][0].width, items[i][0].height, items[i][0].scale)) for i in todo],
+            [
+                (htmls[i], Viewport.for_screen(items[i][0].width, items[i][0].height, items[i][0].scale))
+                for i in todo
+            ],
             boxes=False,
         )
         nxt = []
@@ -297,7 +321,10 @@ def revise_drafts(
             off = pixels_off(rr.image, ref)
             # blurred SSIM (the slow one) only where the pixels could pass or the round is the last
             last = r == rounds or late
-            fb = {"pixels_off": off, "blur_ssim": blur_ssim(rr.image, ref) if off <= max_off or last else float("nan")}
+            fb = {
+                "pixels_off": off,
+                "blur_ssim": blur_ssim(rr.image, ref) if off <= max_off or last else float("nan"),
+            }
             fb["round"] = r
             hist[i].append({k: round(v, 4) if isinstance(v, float) else v for k, v in fb.items()})
             ok = fb["blur_ssim"] >= floor and fb["pixels_off"] <= max_off

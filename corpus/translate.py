@@ -104,7 +104,9 @@ class Draft:
         return (
             f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>{STYLE}</style></head>'
             f'<body style="margin:0"><div data-root style="position:relative;width:{W:.0f}px;height:{H:.0f}px;'
-            f'overflow:hidden;font-family:{FONT_STACK};background:#000">' + "".join(parts) + "</div></body></html>"
+            f'overflow:hidden;font-family:{FONT_STACK};background:#000">'
+            + "".join(parts)
+            + "</div></body></html>"
         )
 
 
@@ -180,7 +182,7 @@ def _elem_html(e: Elem, s: float, origin=(0, 0)) -> str:
         fg = _rgb(p.get("fg", (0, 0, 0)))
         pad = max(0, (p.get("tx", x0 + 4) - x0)) / s
         style = (
-            f'{pos}{bg or "background:transparent;"}border:0;margin:0;font-size:{fs / s:.1f}px;color:{fg};'
+            f"{pos}{bg or 'background:transparent;'}border:0;margin:0;font-size:{fs / s:.1f}px;color:{fg};"
         )
         if p.get("lines", 1) > 1 and not p.get("password"):
             top = max(0, p.get("ty", y0) - y0) / s
@@ -188,7 +190,9 @@ def _elem_html(e: Elem, s: float, origin=(0, 0)) -> str:
                 f'<textarea{attrs}{ph} style="{style}padding:{top:.0f}px 0 0 {pad:.0f}px;resize:none;'
                 f'line-height:{p["lh"] / s:.1f}px;overflow:hidden;outline:0">{_esc(e.text)}</textarea>'
             )
-        return f'<input{attrs} type="{typ}" value="{_esc(e.text)}"{ph} style="{style}padding:0 0 0 {pad:.0f}px">'
+        return (
+            f'<input{attrs} type="{typ}" value="{_esc(e.text)}"{ph} style="{style}padding:0 0 0 {pad:.0f}px">'
+        )
 
     if e.kind == "check":
         wx0, wy0, wx1, wy1 = p["widget"]
@@ -200,7 +204,7 @@ def _elem_html(e: Elem, s: float, origin=(0, 0)) -> str:
             k = (wy1 - wy0) / s
             ctl = (
                 f'<input type="checkbox" role="switch" class="wm-sw"{checked} style="{wpos}'
-                f'--on:{on}99;--off:{off};--knob-on:{on};--knob-off:#ececec;--k:{k * 1.3:.0f}px;'
+                f"--on:{on}99;--off:{off};--knob-on:{on};--knob-off:#ececec;--k:{k * 1.3:.0f}px;"
                 f'height:{k * 0.6:.0f}px;top:{(wy0 - y0) / s + k * 0.2:.0f}px">'
             )
         else:
@@ -325,7 +329,9 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
         fill, share = dominant(img, inner)
         if share > 0.4:
             bg, face = fill, True
-            m = ink_mask(img, box, bg) & (np.abs(img[y0:y1, x0:x1].astype(int) - np.asarray(fill)).max(axis=2) > INK)
+            m = ink_mask(img, box, bg) & (
+                np.abs(img[y0:y1, x0:x1].astype(int) - np.asarray(fill)).max(axis=2) > INK
+            )
             # only what lies inside the fill is text
             m[: inner[1] - y0] = m[inner[3] - y0 :] = False
             m[:, : inner[0] - x0] = m[:, inner[2] - x0 :] = False
@@ -416,11 +422,11 @@ def _heavier(ink: np.ndarray, text: str, fs: float) -> bool:
         f = _font(weight, max(6, int(round(fs))))
         if f is None:
             return False
-        l, t, r, b = f.getbbox(text)
-        if r - l < 2 or b - t < 2:
+        bl, bt, br, bb = f.getbbox(text)
+        if br - bl < 2 or bb - bt < 2:
             return False
-        im = Image.new("L", (r - l + 4, b - t + 4), 0)
-        ImageDraw.Draw(im).text((2 - l, 2 - t), text, font=f, fill=255)
+        im = Image.new("L", (br - bl + 4, bb - bt + 4), 0)
+        ImageDraw.Draw(im).text((2 - bl, 2 - bt), text, font=f, fill=255)
         a = np.asarray(im) > INK * 2
         ys, xs = np.nonzero(a)
         share = a[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1].mean()
@@ -559,7 +565,12 @@ def translate(
             boxes = [b for b in boxes if b[2] - b[0] >= 2 and b[3] - b[1] >= 2]
             if not boxes:
                 continue
-            wb = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+            wb = (
+                min(b[0] for b in boxes),
+                min(b[1] for b in boxes),
+                max(b[2] for b in boxes),
+                max(b[3] for b in boxes),
+            )
         win_d = _window(win, wb, img, clean, rx, ry, scale)
         d.windows.append(win_d)
         cx0, cy0, cx1, cy1 = win_d.content
@@ -588,15 +599,29 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
     W, H = img.shape[1], img.shape[0]
     w = Window(win.window_type, wb)
     nodes = [n for n in tree_order(win.tree.nodes) if n.is_visible_to_user]
-    inner = [b for b in (_bounds(n, rx, ry, W, H) for n in nodes) if b != wb and b[2] - b[0] >= 2 and b[3] - b[1] >= 2]
+    inner = [
+        b
+        for b in (_bounds(n, rx, ry, W, H) for n in nodes)
+        if b != wb and b[2] - b[0] >= 2 and b[3] - b[1] >= 2
+    ]
     w.content = (
-        (min(b[0] for b in inner), min(b[1] for b in inner), max(b[2] for b in inner), max(b[3] for b in inner))
+        (
+            min(b[0] for b in inner),
+            min(b[1] for b in inner),
+            max(b[2] for b in inner),
+            max(b[3] for b in inner),
+        )
         if inner
         else wb
     )
     if w.content != wb:  # a decor view around the content: keep the window to the content's rows
         w.content = (min(w.content[0], wb[0] + 0), w.content[1], max(w.content[2], wb[2]), w.content[3])
-        w.content = (max(wb[0], w.content[0]), max(wb[1], w.content[1]), min(wb[2], w.content[2]), min(wb[3], w.content[3]))
+        w.content = (
+            max(wb[0], w.content[0]),
+            max(wb[1], w.content[1]),
+            min(wb[2], w.content[2]),
+            min(wb[3], w.content[3]),
+        )
     base, share = dominant(img, w.content, step=4)
     radius = corner_radius(img, w.content, base)
     w.elems.append(Elem("bg", w.content, props={"bg": tuple(base), "radius": radius}))
@@ -616,7 +641,9 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
         if x1 - x0 < 2 or y1 - y0 < 2:
             continue
         under = painted.get(parent.get(n.unique_id, -1), tuple(base))
-        col, share = _own_colour(img, box, [_bounds(by_id[c], rx, ry, W, H) for c in n.child_ids if c in by_id])
+        col, share = _own_colour(
+            img, box, [_bounds(by_id[c], rx, ry, W, H) for c in n.child_ids if c in by_id]
+        )
         paints = share >= (0.75 if n.child_ids else 0.45) and np.abs(col - np.asarray(under)).max() > 10
         mine = tuple(col) if paints else under
         painted[n.unique_id] = mine
@@ -634,18 +661,20 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
         radius = corner_radius(img, box, col) if paints else 0
         props = {"attrs": attrs, "bg": bg, "radius": radius}
         if n.is_editable:
-            props |= {"password": n.is_password, "hint": n.hint_text, "fg": (0, 0, 0)}
+            props |= {"password": n.is_password, "hint": n.hint_text, "fg": readable((0, 0, 0), mine)}
             fit = fit_text(img, box, mine, n.text or n.hint_text, scale) if (n.text or n.hint_text) else None
             if fit:
                 props |= {k: fit[k] for k in ("fg", "tx", "ty", "lh", "lines")}
                 props["fs"] = min(fit["fs"], MAX_INPUT_FONT * scale)
                 _erase(clean, fit["ink"], mine)
-            if n.is_password and n.text and not set(n.text) <= {"•", "*", "\u2022"}:
+            if n.is_password and n.text and not set(n.text) <= {"•", "*"}:
                 attrs["data-masked"] = "1"
             w.elems.append(Elem("input", box, n.text, props))
             continue
         if n.is_checkable:
-            sibs = [by_id[c] for c in by_id.get(parent.get(n.unique_id, -1), n).child_ids if c in by_id] or [n]
+            sibs = [by_id[c] for c in by_id.get(parent.get(n.unique_id, -1), n).child_ids if c in by_id] or [
+                n
+            ]
             role = _role(n, sibs)
             if role == "pressed":
                 attrs["aria-pressed"] = "true" if n.is_checked else "false"
@@ -653,7 +682,9 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
                 widget, accent = _widget(img, box, mine, role, scale)
                 props |= {"role": role, "checked": n.is_checked, "widget": widget, "accent": accent}
                 if label:
-                    tb = (widget[2], y0, x1, y1) if widget[0] - x0 < (x1 - x0) / 2 else (x0, y0, widget[0], y1)
+                    tb = (
+                        (widget[2], y0, x1, y1) if widget[0] - x0 < (x1 - x0) / 2 else (x0, y0, widget[0], y1)
+                    )
                     fit = fit_text(img, tb, mine, label, scale) if tb[2] - tb[0] > 4 else None
                     if fit:
                         props |= fit
@@ -663,7 +694,9 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
                 _erase(clean, widget, mine)
                 w.elems.append(Elem("check", box, label, props))
                 continue
-        is_image = not label and ("Image" in cls or (not kids and desc)) or (not label and not kids and share < 0.6)
+        is_image = (
+            not label and ("Image" in cls or (not kids and desc)) or (not label and not kids and share < 0.6)
+        )
         if is_image:
             if desc:
                 attrs["aria-label"] = desc
@@ -682,7 +715,7 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
             attrs["aria-label"] = desc
         if kind == "bg" and label:
             kind = "text"
-        if kind == "bg" and bg is None and not n.is_clickable:
+        if kind == "bg" and bg is None and not n.is_clickable and "aria-label" not in attrs:
             continue  # a container that paints nothing and does nothing adds only a box
         w.elems.append(Elem(kind, box, label, props))
     for ink in texts:

@@ -18,8 +18,8 @@ import threading
 from pathlib import Path
 
 HASH_CHARS = 20
-ASSET_RE = re.compile(r"asset:([0-9a-f]{%d})" % HASH_CHARS)
-_DATA_RE = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]*#(asset:[0-9a-f]{%d})" % HASH_CHARS)
+ASSET_RE = re.compile(r"asset:([0-9a-f]{" + str(HASH_CHARS) + "})")
+_DATA_RE = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]*#(asset:[0-9a-f]{" + str(HASH_CHARS) + "})")
 
 
 def asset_hash(png: bytes) -> str:
