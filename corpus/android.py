@@ -134,6 +134,14 @@ def _texts(v) -> list[str]:
     return [x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else str(x) for x in _as_list(v)]
 
 
+def _json_or_empty(a: str) -> dict:
+    try:
+        d = json.loads(a)
+    except ValueError:
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
 def forest_package(forest_bytes: bytes) -> str:
     """The package of the app a forest shows: its top application window's commonest package."""
     from collections import Counter
@@ -181,7 +189,10 @@ def import_android(
             )
             continue
         packages = [forest_package(t) for t in trees]
-        app = next((p for p in packages if p), "") or "android"
+        opened = [
+            d.get("app_name") for d in map(_json_or_empty, actions) if d.get("action_type") == "open_app"
+        ]
+        app = next((p for p in packages if p), "") or next((a for a in opened if a), "") or "android"
         screens: list[Screen | None] = []
         for i in range(len(shots)):
             try:

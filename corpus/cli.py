@@ -201,9 +201,9 @@ def import_android_cmd(
     path: Path = typer.Argument(..., help="AndroidControl TFRecord file"),
     out: Path = typer.Option(..., "-o", "--out", file_okay=False),
     threshold: float = typer.Option(
-        0.9, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
+        0.85, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
     ),
-    max_off: float = typer.Option(0.05, min=0.0, max=1.0, help="share of pixels a screen may have off"),
+    max_off: float = typer.Option(0.08, min=0.0, max=1.0, help="share of pixels a screen may have off"),
     rounds: int = typer.Option(2, min=0, help="revision rounds before a screen is dropped"),
     scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor of the screenshots"),
     licence: str = typer.Option(
@@ -230,9 +230,9 @@ def import_droidbot_cmd(
     folder: Path = typer.Argument(..., help="DroidBot output folder (events/, states/, utg.js)"),
     out: Path = typer.Option(..., "-o", "--out", file_okay=False),
     threshold: float = typer.Option(
-        0.9, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
+        0.85, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
     ),
-    max_off: float = typer.Option(0.05, min=0.0, max=1.0, help="share of pixels a screen may have off"),
+    max_off: float = typer.Option(0.08, min=0.0, max=1.0, help="share of pixels a screen may have off"),
     rounds: int = typer.Option(2, min=0, help="revision rounds before a screen is dropped"),
     licence: str = typer.Option(
         None, help="the data's licence for the dataset card (default: what the source states)"

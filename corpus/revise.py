@@ -201,11 +201,14 @@ def _fix_text(e, pred: np.ndarray, ref: np.ndarray) -> bool:
     if want is None or got is None:
         return False
     changed = False
-    hw, hg = want[3] - want[1], got[3] - got[1]
-    if p.get("lines", 1) == 1 and hg > 3 and abs(hw / hg - 1) > 0.04:
+    ww, wg = want[2] - want[0], got[2] - got[0]
+    # one line: sized by its width (many pixels, so a precise ratio); then placed by its ink
+    if p.get("lines", 1) == 1 and not p.get("ellipsis") and wg > 8 and abs(ww / wg - 1) > 0.006:
         p.setdefault("fs0", p["fs"])
-        p["fs"] = min(1.3 * p["fs0"], max(0.77 * p["fs0"], p["fs"] * hw / hg))
-        p["lh"] = round(p["fs"] * 1.25)
+        p["fs"] = min(1.3 * p["fs0"], max(0.77 * p["fs0"], p["fs"] * ww / wg))
+        lh = round(p["fs"] * 1.25)
+        p["ty"] += (p["lh"] - lh) / 2  # the line box shrinks or grows around the same middle
+        p["lh"] = lh
         changed = True
     else:
         dy = want[1] - got[1]

@@ -353,15 +353,31 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     pitch = (lines[-1][0] - lines[0][0]) / (n - 1) if n > 1 else fs * 1.2
     if n > 1 and pitch < fs:  # two rows of one line (e.g. accents): treat as one
         n, pitch = 1, fs * 1.2
-    if n > 1:  # Android spaces lines by the font's own height (ascent + descent)
-        fs = pitch / (ASCENT + DESCENT)
+    if n > 1 and _script(text) == "latin":  # size at which the words wrap as the first line's ink does
+        c1 = np.flatnonzero(m[lt:lb].any(axis=0))
+        w1 = c1[-1] + 1 - c1[0] if len(c1) else 0
+        avail = (x1 - x0) - ix0
+        best = None
+        # Android spaces lines by the font's height (ascent + descent): the size the pitch says,
+        # refined to where the words wrap as the first line's ink does
+        fp = pitch / (ASCENT + DESCENT)
+        for f in fp * np.linspace(0.8, 1.2, 41):
+            got = _first_line_width(text.split(), f, avail)
+            if got is None:
+                break
+            err = abs(got - w1) / max(1, w1) + abs(f - fp) / fp
+            if best is None or err < best[0]:
+                best = (err, f)
+        fs = float(best[1]) if best is not None and best[0] <= 0.1 else fp
     bold = ellipsis = False
     script = _script(text)
     if n == 1 and script == "latin":
         wr, wm = text_width(first, fs, 400), text_width(first, fs, 500)
         inkw = ix1 - ix0
         if wr:
-            bold = _heavier(m[lt:lb, ix0:ix1], first, fs)
+            px = img[y0:y1, x0:x1][m].astype(np.int32)
+            reach = np.abs(px - np.asarray(bg)).max(axis=1).max() if len(px) else 255
+            bold = _heavier(m[lt:lb, ix0:ix1], first, fs, reach)
             w = wm if bold else wr
             r = inkw / max(1.0, w)
             if 0.8 <= r <= 1.25:
@@ -406,17 +422,34 @@ def _trim(m: np.ndarray) -> np.ndarray:
     return m
 
 
+def _first_line_width(words: list[str], fs: float, avail: float) -> float | None:
+    """Width of the first line when `words` wrap greedily into `avail` pixels at `fs` (Roboto)."""
+    line = ""
+    w = 0.0
+    for word in words:
+        cand = (line + " " + word) if line else word
+        cw = text_width(cand, fs)
+        if cw is None:
+            return None
+        if cw > avail and line:
+            break
+        line, w = cand, cw
+    return w
+
+
 def _margins(m: np.ndarray) -> tuple[int, int]:
     cols = np.flatnonzero(m.any(axis=0))
     return (int(cols[0]), m.shape[1] - int(cols[-1]) - 1) if len(cols) else (0, 0)
 
 
-def _heavier(ink: np.ndarray, text: str, fs: float) -> bool:
+def _heavier(ink: np.ndarray, text: str, fs: float, reach: float = 255.0) -> bool:
     """Whether a line's ink is Roboto Medium rather than Regular: the weight whose own rendering
-    (PIL, same size) covers a share of its box closest to the screenshot's."""
+    (PIL, same size, thresholded as the screenshot's ink is: `reach` is how far the text's colour
+    lies from its background) covers a share of its box closest to the screenshot's."""
     from PIL import ImageDraw
 
     got = ink.mean()
+    cut = 255.0 * INK / max(float(reach), INK + 1.0)
     best, bold = None, False
     for weight in (400, 500):
         f = _font(weight, max(6, int(round(fs))))
@@ -427,7 +460,9 @@ def _heavier(ink: np.ndarray, text: str, fs: float) -> bool:
             return False
         im = Image.new("L", (br - bl + 4, bb - bt + 4), 0)
         ImageDraw.Draw(im).text((2 - bl, 2 - bt), text, font=f, fill=255)
-        a = np.asarray(im) > INK * 2
+        a = np.asarray(im) > cut
+        if not a.any():
+            return False
         ys, xs = np.nonzero(a)
         share = a[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1].mean()
         if best is None or abs(share - got) < best:
