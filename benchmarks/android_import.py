@@ -90,8 +90,13 @@ def table(rep, title: str, cpu: float | None = None) -> None:
             f"{statistics.mean(r['chars'] for r in rows):6.0f}"
         )
         print(
-            f"seconds per screen: {rep.seconds / max(1, rep.screens):.3f}; share of transitions kept: "
-            f"{len(rep.kept) / max(1, rep.transitions):.1%}"
+            f"seconds per screen: {rep.seconds / max(1, rep.screens):.3f} wall"
+            + (
+                f", {cpu / max(1, rep.screens):.3f} CPU (this process and Chromium)"
+                if cpu is not None
+                else ""
+            )
+            + f"; share of transitions kept: {len(rep.kept) / max(1, rep.transitions):.1%}"
         )
         reasons = defaultdict(int)
         for r in rows:

@@ -120,7 +120,7 @@ def revise_transitions(
                 scores[id(s)] = rv
                 if rv is not None:
                     s.html = rv.html
-                    last, first = rv.rounds[-1], rv.rounds[0]
+                    last, first = rv.final or rv.rounds[-1], rv.rounds[0]
                     rep.rows.append(
                         {
                             "app": s.app,
@@ -142,7 +142,7 @@ def revise_transitions(
                 continue
             t.meta["revision"] = _jsonable(b.rounds)
             t.meta["html_ssim"] = b.score
-            t.meta["html_pixels_off"] = b.rounds[-1].get("pixels_off") if b.rounds else None
+            t.meta["html_pixels_off"] = (b.final or {}).get("pixels_off")
             if licence:
                 t.meta["licence"] = licence
             if a.passed and b.passed:

@@ -155,10 +155,11 @@ class ScreenRevision:
     passed: bool
     rounds: list[dict] = field(default_factory=list)
     reason: str = ""
+    final: dict = field(default_factory=dict)  # the kept round's scores
 
     @property
     def score(self) -> float:
-        return self.rounds[-1]["blur_ssim"] if self.rounds else float("nan")
+        return self.final.get("blur_ssim", float("nan"))
 
 
 def region_scores(pred: np.ndarray, ref: np.ndarray, tile: int = TILE) -> np.ndarray:
@@ -288,12 +289,13 @@ def revise_drafts(
     max_off: float = 0.05,
     rounds: int = 2,
     deadline_s: float | None = None,
+    target: tuple[float, float] = (0.9, 0.05),
 ) -> list[ScreenRevision]:
     """Revise many (draft, screenshot array) pairs together: each round renders every screen not
-    yet at the floor in one pooled batch, scores it (blurred SSIM, pixels off, per region) and
-    fixes the wrong regions. Rounds are bounded and so is time (`deadline_s` from the call: no
-    new round starts after it). The best round's HTML is kept, with the reason a screen stayed
-    below the floor."""
+    yet at `target` (blurred SSIM, pixels off) in one pooled batch, scores it (blurred SSIM,
+    pixels off, per region) and fixes the wrong regions. Rounds are bounded and so is time
+    (`deadline_s` from the call: no new round starts after it). The round with the fewest pixels
+    off is kept; it passes at `floor` and `max_off`, else the reason is recorded."""
     import time
 
     from render.metrics import blur_ssim, pixels_off
@@ -301,9 +303,18 @@ def revise_drafts(
     t0 = time.perf_counter()
     items = list(items)
     out: list[ScreenRevision | None] = [None] * len(items)
-    best: list[tuple[float, str] | None] = [None] * len(items)
+    best: list[tuple | None] = [None] * len(items)  # (pixels off, html, image, round's scores)
     hist: list[list[dict]] = [[] for _ in items]
     todo = list(range(len(items)))
+
+    def finish(i: int, r: int, late: bool) -> None:
+        off, html, img, fb = best[i]
+        if fb["blur_ssim"] != fb["blur_ssim"]:  # not measured in its round: measure it now
+            fb["blur_ssim"] = round(blur_ssim(img, items[i][1]), 4)
+        ok = fb["blur_ssim"] >= floor and off <= max_off
+        why = "" if ok else _why(items[i][0], fb, floor, max_off, r, late)
+        out[i] = ScreenRevision(html, ok, hist[i], why, dict(fb))
+
     for r in range(rounds + 1):
         htmls = {i: items[i][0].html() for i in todo}
         res = renderer.render_many(
@@ -319,26 +330,21 @@ def revise_drafts(
             draft, ref = items[i]
             if isinstance(rr, RenderError):
                 hist[i].append({"round": r, "error": str(rr), "blur_ssim": -1.0, "pixels_off": 1.0})
-                out[i] = ScreenRevision(htmls[i], False, hist[i], f"render failed: {rr.reason}")
+                if best[i] is None:
+                    out[i] = ScreenRevision(htmls[i], False, hist[i], f"render failed: {rr.reason}")
+                else:
+                    finish(i, r, late)
                 continue
             off = pixels_off(rr.image, ref)
-            # blurred SSIM (the slow one) only where the pixels could pass or the round is the last
-            last = r == rounds or late
-            fb = {
-                "pixels_off": off,
-                "blur_ssim": blur_ssim(rr.image, ref) if off <= max_off or last else float("nan"),
-            }
-            fb["round"] = r
-            hist[i].append({k: round(v, 4) if isinstance(v, float) else v for k, v in fb.items()})
-            ok = fb["blur_ssim"] >= floor and fb["pixels_off"] <= max_off
-            key = -fb["pixels_off"]
-            if best[i] is None or key > best[i][0]:
-                best[i] = (key, htmls[i])
-            if ok:
-                out[i] = ScreenRevision(htmls[i], True, hist[i])
-                continue
-            if r == rounds or late or revise_regions(draft, ref, rr.image) == 0:
-                out[i] = ScreenRevision(best[i][1], False, hist[i], _why(draft, fb, floor, max_off, r, late))
+            # blurred SSIM (the slow one) only where the pixels could pass
+            bs = blur_ssim(rr.image, ref) if off <= max(max_off, target[1]) else float("nan")
+            fb = {"pixels_off": round(off, 4), "blur_ssim": round(bs, 4) if bs == bs else bs, "round": r}
+            hist[i].append(fb)
+            if best[i] is None or off < best[i][0]:
+                best[i] = (off, htmls[i], rr.image, fb)
+            at_target = bs >= target[0] and off <= target[1]
+            if at_target or r == rounds or late or revise_regions(draft, ref, rr.image) == 0:
+                finish(i, r, late)
                 continue
             nxt.append(i)
         todo = nxt
