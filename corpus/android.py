@@ -194,13 +194,16 @@ def import_android(
         ]
         app = next((p for p in packages if p), "") or next((a for a in opened if a), "") or "android"
         screens: list[Screen | None] = []
+        notes: list[list[str]] = []  # what the translation had to assume (e.g. rescaled bounds)
         for i in range(len(shots)):
             try:
                 d = translate(trees[i], shots[i], scale, (int(widths[i]), int(heights[i])))
                 s = Screen(shots[i], html=d.html(), device_scale_factor=scale, app=app)
+                notes.append(d.notes)
             except Exception as e:  # noqa: BLE001 - a screen that cannot be read is reported, the rest kept
                 bad(f"episode {eid} screen {i}: could not translate: {type(e).__name__}: {str(e)[:200]}")
                 screens.append(None)
+                notes.append([])
                 continue
             if drafts is not None:
                 drafts[id(s)] = d
@@ -223,6 +226,8 @@ def import_android(
                 bad(f"episode {eid} step {i}: {type(e).__name__ if isinstance(e, KeyError) else ''}{e}")
                 continue
             meta = {"source": "android", "step_instruction": steps[i] if i < len(steps) else ""}
+            if notes[i] or notes[i + 1]:
+                meta["translation_notes"] = sorted(set(notes[i] + notes[i + 1]))
             yield Transition(screens[i], action, screens[i + 1], goal, app, eid, i, meta)
 
 
