@@ -9,7 +9,6 @@ grpcio-tools into a descriptor set when first needed, so field numbers are never
 
 from __future__ import annotations
 
-import html as htmllib
 import json
 import subprocess
 import sys
@@ -22,11 +21,10 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from worldmodel.types import Action, Screen, Transition
 
+from .translate import ROOT_ID, TYPE_APPLICATION, TYPE_INPUT_METHOD, translate  # noqa: F401
+
 PROTO_DIR = Path(__file__).parent / "proto"
 A11Y_PROTOS = "android_env/proto/a11y"
-# android_env's WindowType values
-TYPE_APPLICATION, TYPE_INPUT_METHOD = 1, 2
-ROOT_ID = 0  # "the root node is the node whose ID is 0"
 
 
 def compile_descriptor_set(proto_dir: Path = PROTO_DIR) -> bytes:
@@ -70,112 +68,18 @@ def forest_class():
     return a11y_messages()["AndroidAccessibilityForest"]
 
 
-def _node_html(n, scale: float) -> str:
-    b = n.bounds_in_screen
-    x, y = b.left / scale, b.top / scale
-    w, h = max(0, b.right - b.left) / scale, max(0, b.bottom - b.top) / scale
-    cls = n.class_name.rsplit(".", 1)[-1]
-    label = n.text or n.content_description or n.hint_text
-    style = f"position:absolute;left:{x:.0f}px;top:{y:.0f}px;width:{w:.0f}px;height:{h:.0f}px;"
-    attrs = f' data-class="{htmllib.escape(cls)}"'
-    if n.view_id_resource_name:
-        attrs += f' data-id="{htmllib.escape(n.view_id_resource_name)}"'
-    text = htmllib.escape(label)
-    if n.is_editable:
-        ph = htmllib.escape(n.hint_text)
-        return (
-            f'<input{attrs} value="{htmllib.escape(n.text)}" placeholder="{ph}" '
-            f'style="{style}font-size:{max(10, h * 0.4):.0f}px;border:0;border-bottom:1px solid #888;background:transparent">'
-        )
-    if n.is_checkable:
-        checked = " checked" if n.is_checked else ""
-        return (
-            f'<label{attrs} style="{style}display:flex;align-items:center;font-size:14px">'
-            f'<input type="checkbox"{checked}>{text}</label>'
-        )
-    if "Image" in cls and not n.text:
-        return (
-            f'<div{attrs} role="img" aria-label="{text}" style="{style}background:#ccc;display:flex;'
-            f'align-items:center;justify-content:center;font-size:10px;color:#555">{text}</div>'
-        )
-    tag = "button" if n.is_clickable and ("Button" in cls or label) else "div"
-    font = max(10.0, min(h * 0.45, 22.0))
-    extra = "border:0;background:transparent;padding:0;text-align:left;" if tag == "button" else ""
-    inner = (
-        f'<span style="font-size:{font:.0f}px;line-height:{h:.0f}px;padding:0 4px;white-space:nowrap;overflow:hidden">{text}</span>'
-        if text
-        else ""
-    )
-    return f'<{tag}{attrs} style="{style}{extra}overflow:hidden">{inner}</{tag}>'
-
-
-def _tree_order(nodes) -> list:
-    """Nodes in drawing order: depth-first from the root (id 0) along child_ids; nodes the walk
-    cannot reach (a tree without a root) follow in depth order."""
-    by_id = {n.unique_id: n for n in nodes}
-    seen, order = set(), []
-    stack = [ROOT_ID] if ROOT_ID in by_id else []
-    while stack:
-        i = stack.pop()
-        if i in seen or i not in by_id:
-            continue
-        seen.add(i)
-        order.append(by_id[i])
-        stack.extend(reversed(list(by_id[i].child_ids)))
-    order += sorted((n for n in nodes if n.unique_id not in seen), key=lambda n: n.depth)
-    return order
-
-
-def _keyboard_html(win, scale: float) -> str:
-    """The on-screen keyboard (IME window) as a key panel over the app it covers."""
-    b = win.bounds_in_screen
-    x, y, w, h = b.left / scale, b.top / scale, (b.right - b.left) / scale, (b.bottom - b.top) / scale
-    keys = []
-    for n in win.tree.nodes:
-        label = n.text or n.content_description
-        kb = n.bounds_in_screen
-        if not label or kb.right - kb.left < 2:
-            continue
-        keys.append(
-            f'<div style="position:absolute;left:{(kb.left - b.left) / scale:.0f}px;top:{(kb.top - b.top) / scale:.0f}px;'
-            f"width:{(kb.right - kb.left) / scale - 4:.0f}px;height:{(kb.bottom - kb.top) / scale - 6:.0f}px;"
-            f'background:#fff;border-radius:5px;font-size:16px;display:flex;align-items:center;justify-content:center">'
-            f"{htmllib.escape(label)}</div>"
-        )
-    return (
-        f'<div data-class="InputMethod" role="group" aria-label="keyboard" style="position:absolute;left:{x:.0f}px;'
-        f'top:{y:.0f}px;width:{w:.0f}px;height:{h:.0f}px;background:#d1d5db">' + "".join(keys) + "</div>"
-    )
-
-
-def tree_to_html(forest_bytes: bytes, width: int, height: int, scale: float = 1.0) -> str:
-    """Absolutely positioned HTML for what the app shows: its application windows' visible nodes
-    (structure and text, no colours yet), and the keyboard when an IME window covers the app."""
-    forest = forest_class().FromString(forest_bytes)
-    parts = []
-    apps = [w for w in forest.windows if w.window_type == TYPE_APPLICATION]
-    ime = [w for w in forest.windows if w.window_type == TYPE_INPUT_METHOD]
-    for win in sorted(apps, key=lambda w: w.layer):
-        for n in _tree_order(win.tree.nodes):
-            if not n.is_visible_to_user:
-                continue
-            b = n.bounds_in_screen
-            if b.right - b.left < 2 or b.bottom - b.top < 2:
-                continue
-            # containers with no own content only add boxes; keep leaves and labelled/interactive nodes
-            if n.child_ids and not (n.text or n.content_description or n.is_clickable or n.is_editable):
-                continue
-            parts.append(_node_html(n, scale))
-    top = max((w.layer for w in apps), default=0)
-    for win in ime:
-        if win.layer >= top:  # only a keyboard above the app covers it
-            parts.append(_keyboard_html(win, scale))
-    w, h = width / scale, height / scale
-    return (
-        '<!DOCTYPE html><html><head><meta charset="utf-8"></head>'
-        f'<body style="margin:0"><div data-root style="position:relative;width:{w:.0f}px;height:{h:.0f}px;'
-        f'overflow:hidden;font-family:sans-serif;background:#fff">' + "".join(parts) + "</div></body></html>"
-    )
+def tree_to_html(
+    forest_bytes: bytes,
+    width: int,
+    height: int,
+    scale: float = 1.0,
+    screenshot=None,
+) -> str:
+    """HTML for a screen: every window of the forest in z-order, coloured, sized and carried as
+    pixels from `screenshot` when given (corpus/translate.py), else drawn on white."""
+    if screenshot is None:
+        return translate(forest_bytes, None, scale, (width, height)).html()
+    return translate(forest_bytes, screenshot, scale, (width, height)).html()
 
 
 def convert_action(d: dict, width: int, height: int) -> Action:
@@ -230,14 +134,40 @@ def _texts(v) -> list[str]:
     return [x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else str(x) for x in _as_list(v)]
 
 
+def _json_or_empty(a: str) -> dict:
+    try:
+        d = json.loads(a)
+    except ValueError:
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def forest_package(forest_bytes: bytes) -> str:
+    """The package of the app a forest shows: its top application window's commonest package."""
+    from collections import Counter
+
+    forest = forest_class().FromString(forest_bytes)
+    apps = sorted((w for w in forest.windows if w.window_type == TYPE_APPLICATION), key=lambda w: -w.layer)
+    for w in apps:
+        c = Counter(n.package_name for n in w.tree.nodes if n.package_name)
+        if c:
+            return c.most_common(1)[0][0]
+    return ""
+
+
 def import_android(
-    path: str | Path, scale: float = 1.0, skipped: list[str] | None = None
+    path: str | Path,
+    scale: float = 1.0,
+    skipped: list[str] | None = None,
+    drafts: dict | None = None,
 ) -> Iterator[Transition]:
-    """Transitions from AndroidControl episodes, screens translated from their accessibility trees.
+    """Transitions from AndroidControl episodes, screens translated from their accessibility trees
+    and screenshots (corpus/translate.py). Each transition's app is its episode's package.
 
     With `skipped`, a bad record (an action that does not parse or lies off its screen, an episode
-    whose lists do not line up) is reported there, naming its episode and step, and left out;
-    without it, the first one raises ValueError."""
+    whose lists do not line up, a screen that cannot be translated) is reported there, naming its
+    episode and step, and left out; without it, the first one raises ValueError. With `drafts`,
+    each screen's Draft is kept there under id(screen), for the revision."""
 
     def bad(msg: str) -> None:
         if skipped is None:
@@ -258,37 +188,47 @@ def import_android(
                 "do not line up (expected one more screen than actions)"
             )
             continue
-        screens = [
-            Screen(
-                shots[i],
-                html=tree_to_html(trees[i], int(widths[i]), int(heights[i]), scale),
-                device_scale_factor=scale,
-                app="android",
-            )
-            for i in range(len(shots))
+        packages = [forest_package(t) for t in trees]
+        opened = [
+            d.get("app_name") for d in map(_json_or_empty, actions) if d.get("action_type") == "open_app"
         ]
+        app = next((p for p in packages if p), "") or next((a for a in opened if a), "") or "android"
+        screens: list[Screen | None] = []
+        notes: list[list[str]] = []  # what the translation had to assume (e.g. rescaled bounds)
+        for i in range(len(shots)):
+            try:
+                d = translate(trees[i], shots[i], scale, (int(widths[i]), int(heights[i])))
+                s = Screen(shots[i], html=d.html(), device_scale_factor=scale, app=app)
+                notes.append(d.notes)
+            except Exception as e:  # noqa: BLE001 - a screen that cannot be read is reported, the rest kept
+                bad(f"episode {eid} screen {i}: could not translate: {type(e).__name__}: {str(e)[:200]}")
+                screens.append(None)
+                notes.append([])
+                continue
+            if drafts is not None:
+                drafts[id(s)] = d
+            screens.append(s)
         for i, a in enumerate(actions):
+            if screens[i] is None or screens[i + 1] is None:
+                continue
             try:
                 d = json.loads(a)
                 if not isinstance(d, dict):
                     raise ValueError(f"action is not a JSON object: {a[:80]!r}")
+                # action points are in the recorded screen's pixels, like the tree's bounds
+                sx = screens[i].size[0] / max(1, int(widths[i]))
+                sy = screens[i].size[1] / max(1, int(heights[i]))
                 action = convert_action(d, int(widths[i]), int(heights[i]))
+                if action.x is not None and (abs(sx - 1) > 0.01 or abs(sy - 1) > 0.01):
+                    action = Action.from_dict(action.to_dict() | {"x": action.x * sx, "y": action.y * sy})
                 action.check_within(screens[i].size)
             except (ValueError, KeyError, TypeError) as e:
                 bad(f"episode {eid} step {i}: {type(e).__name__ if isinstance(e, KeyError) else ''}{e}")
                 continue
-            app = d.get("app_name") or "android"
             meta = {"source": "android", "step_instruction": steps[i] if i < len(steps) else ""}
-            yield Transition(
-                screens[i],
-                action,
-                screens[i + 1],
-                goal,
-                app if d.get("action_type") == "open_app" else "android",
-                eid,
-                i,
-                meta,
-            )
+            if notes[i] or notes[i + 1]:
+                meta["translation_notes"] = sorted(set(notes[i] + notes[i + 1]))
+            yield Transition(screens[i], action, screens[i + 1], goal, app, eid, i, meta)
 
 
 def write_episode(

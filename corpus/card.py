@@ -15,7 +15,9 @@ SOURCE_LICENCES = {
     "web": "see the app's licence",
     "phone": "Apache-2.0 (this project's phone app)",
     "miniwob": "MIT (MiniWoB++, Farama Foundation)",
-    "android": "Apache-2.0 (AndroidControl; a11y protos from android_env, Apache-2.0)",
+    # phone traces carry the licence their source states (the importer writes it on each row)
+    "android": "unknown: the source states none",
+    "droidbot": "unknown: the source states none",
 }
 
 

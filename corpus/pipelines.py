@@ -1,5 +1,5 @@
-"""The corpus stage's pipelines as functions: build, record, import-android, stats, merge, compact,
-add-id-test.
+"""The corpus stage's pipelines as functions: build, record, import-android, import-droidbot,
+stats, merge, compact, add-id-test.
 
 `wm corpus ...` (wmcli/corpus.py) only parses its arguments and calls these; a Python user calls
 them the same way. Each writes its corpus with the atomic save (corpus/store.py) and reports
@@ -207,45 +207,54 @@ def record_app(
     return dd
 
 
+def _phone_report(rep, out, log: Log, warn: Log) -> int:
+    for msg in rep.skipped[:20]:
+        warn(f"skipped a bad record: {msg}")
+    log(rep.summary())
+    if rep.kept:
+        log(f"wrote {out}")
+    return len(rep.kept)
+
+
 def import_android_corpus(
     path,
     out,
-    threshold: float = 0.8,
+    threshold: float = 0.85,
     rounds: int = 2,
     scale: float = 1.0,
     coder: str = "rules",
+    max_off: float = 0.08,
+    licence: str | None = None,
     log: Log = print,
     warn: Log = _stderr,
 ) -> int:
-    """Translate AndroidControl episodes (a TFRecord file) to HTML, revise each screen with visual
-    feedback until its render reaches SSIM `threshold` (`coder`: 'rules', colours sampled from the
-    screenshot, or a model spec), save the survivors at `out`. Returns how many were kept."""
-    from render import Renderer
-
-    from .android import import_android
-    from .revise import backend_coder, revise_until, sample_colours
-    from .store import save_corpus
-
+    """Translate AndroidControl episodes (a TFRecord file) to HTML that looks like their
+    screenshots and save the screens that reach blurred SSIM `threshold` with at most `max_off`
+    of their pixels off at `out`. `coder` 'rules': corpus/phone.py's translation with per-region
+    revision from the screenshot; a model spec: that model rewrites each draft as a whole
+    document until its render reaches SSIM `threshold`. Returns how many were kept."""
     path = Path(path)
-    kept, dropped, skipped = [], 0, []
-    done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
-
-    def rules(img, html, fb):
-        return sample_colours(img, html, fb, scale)
-
     if not path.is_file():
         raise ArgumentError("path", f"{path}: no such file")
-    spec = None
-    if coder != "rules":
-        from worldmodel.spec import SpecError, parse_spec
+    if coder == "rules":
+        from .phone import import_android_corpus as translate
 
-        try:
-            spec = parse_spec(coder)
-        except SpecError as e:
-            raise ArgumentError("coder", str(e)) from None
+        return _phone_report(translate(path, out, scale, threshold, max_off, rounds, licence), out, log, warn)
+    from render import Renderer
+    from worldmodel.spec import SpecError, parse_spec
 
+    from .android import import_android
+    from .revise import backend_coder, revise_until
+    from .store import save_corpus
+
+    try:
+        spec = parse_spec(coder)
+    except SpecError as e:
+        raise ArgumentError("coder", str(e)) from None
+    kept, dropped, skipped = [], 0, []
+    done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
     with Renderer() as r:
-        revise = rules if spec is None else backend_coder(spec, r)
+        revise = backend_coder(spec, r)
         for t in import_android(path, scale=scale, skipped=skipped):
             for s in (t.screen, t.next_screen):
                 if id(s) not in done:
@@ -271,6 +280,29 @@ def import_android_corpus(
         save_corpus(kept, out)
         log(f"wrote {out}")
     return len(kept)
+
+
+def import_droidbot_corpus(
+    folder,
+    out,
+    threshold: float = 0.85,
+    max_off: float = 0.08,
+    rounds: int = 2,
+    licence: str | None = None,
+    app: str | None = None,
+    log: Log = print,
+    warn: Log = _stderr,
+) -> int:
+    """Import a DroidBot exploration (events/, states/, utg.js): events joined to their screens,
+    translated, revised, and the screens that reach the floor saved at `out`. Returns how many
+    transitions were kept."""
+    from .phone import import_droidbot
+
+    folder = Path(folder)
+    if not (folder / "events").is_dir() or not (folder / "states").is_dir():
+        raise ArgumentError("folder", f"{folder} is not a DroidBot output folder (no events/ and states/)")
+    rep = import_droidbot(folder, out, threshold, max_off, rounds, licence, app)
+    return _phone_report(rep, out, log, warn)
 
 
 def corpus_stats(

@@ -22,7 +22,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from render.assets import STORE, names_in
 from worldmodel.dataset import (  # noqa: F401 - the corpus stage's readers, re-exported
+    ASSETS_DIR,
     COMPLETE_MARK,
     DEFAULT_CORPUS,
     ID_TEST,
@@ -118,6 +120,8 @@ def save_corpus(
         )
     dd = build_dataset(transitions, splits)
     card = dataset_card(dd, transitions, splits)
+    # the pixels the screens name (`asset:<hash>`) travel with the corpus, written before the swap
+    assets = set().union(*(names_in(s.html) for t in transitions for s in (t.screen, t.next_screen)))
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists() and not out.is_dir():
@@ -125,22 +129,24 @@ def save_corpus(
     step = on_step or (lambda _name: None)
     clean_leftovers(out)
     if out.is_dir() and not out.is_symlink():
-        _swap_real_folder(dd, card, out, step)
+        _swap_real_folder(dd, card, out, step, assets)
     else:
-        _swap_link(dd, card, out, step)
+        _swap_link(dd, card, out, step, assets)
     return dd
 
 
-def _write(dd, card: str, folder: Path) -> None:
+def _write(dd, card: str, folder: Path, assets=()) -> None:
+    if assets:  # before the dataset, whose last file marks the folder complete
+        STORE.write(assets, folder / ASSETS_DIR)
     dd.save_to_disk(str(folder))
     (folder / "README.md").write_text(card, encoding="utf-8")
 
 
-def _swap_real_folder(dd, card: str, out: Path, step) -> None:
+def _swap_real_folder(dd, card: str, out: Path, step, assets=()) -> None:
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    _write(dd, card, tmp)
+    _write(dd, card, tmp, assets)
     step("written")
     out.rename(old)
     step("old_moved")
@@ -149,10 +155,10 @@ def _swap_real_folder(dd, card: str, out: Path, step) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _swap_link(dd, card: str, out: Path, step) -> None:
+def _swap_link(dd, card: str, out: Path, step, assets=()) -> None:
     prefix = _VERSION_PREFIX.format(name=out.name)
     version = out.with_name(f"{prefix}{time.time_ns()}-{os.getpid()}")
-    _write(dd, card, version)
+    _write(dd, card, version, assets)
     step("written")
     link = out.with_name(f".{out.name}.link-{os.getpid()}")
     if link.is_symlink() or link.exists():

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from PIL import Image
 
+from .assets import resolve as resolve_assets
+from .assets import unresolve as unresolve_assets
 from .compact import COMPACT_JS, minify_styles
 from .interact import Interaction, check_ops, hit_test, open_world, run_ops, run_ops_pooled
 from .sandbox import NO_WEBRTC_JS, SHELL_URL, chromium_args, chromium_path, shell_response
@@ -294,7 +296,7 @@ class Renderer:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return replace(self._cache[key], cached=True)
-        clean = _clean(html)
+        clean = _clean(resolve_assets(html))
         result = await self._retrying(lambda: self._render_once(clean, viewport, boxes))
         with self._cache_lock:
             self._cache[key] = result
@@ -624,7 +626,7 @@ class Renderer:
         ((out_html, notes), act_s), _, elapsed = await self._on_page(
             html, viewport, act, pooled, keep_pointer=pooled
         )
-        return Interaction(out_html, notes, elapsed, act_s)
+        return Interaction(unresolve_assets(out_html), notes, elapsed, act_s)
 
     def hit_many(self, items) -> list[list | RenderError]:
         """Several (html, viewport, points): for each point in CSS px, [number, tag] of the element
@@ -646,7 +648,7 @@ class Renderer:
     async def _on_page(self, html: str, vp: Viewport, act, reuse: bool, keep_pointer: bool = False):
         """Load `html` (already admitted) on a pooled page and run `act(slot)` there, retried as a
         render is: (its result, blocked requests, seconds)."""
-        clean = _clean(html)
+        clean = _clean(resolve_assets(html))
 
         async def work(slot):
             await self._load(slot, clean, vp, keep_pointer)

@@ -8,6 +8,14 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
 fi
+# Fonts phone screens need: CJK and emoji (else empty boxes), and Roboto, Android's own face, so
+# translated text sets with the phone's metrics (all three from Debian, OFL/Apache-2.0).
+FONTS="fonts-noto-cjk fonts-noto-color-emoji fonts-roboto-unhinted"
+if command -v dpkg-query >/dev/null 2>&1 && ! dpkg-query -W $FONTS >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $FONTS >/dev/null
+fi
 PIP="python3 -m pip"
 $PIP install -q --disable-pip-version-check "torch==2.13.0"
 $PIP install -q --disable-pip-version-check -e ".[all,test]"

@@ -1,7 +1,10 @@
 """Recording real apps live, storing them, and importing AndroidControl episodes."""
 
 import functools
+import io
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -137,7 +140,12 @@ def _forest(nodes):
     pb = real_a11y()
     f = pb.AndroidAccessibilityForest()
     w = f.windows.add(window_type=1, layer=1)  # TYPE_APPLICATION
-    root = w.tree.nodes.add(unique_id=0, class_name="android.widget.FrameLayout", is_visible_to_user=True)
+    root = w.tree.nodes.add(
+        unique_id=0,
+        class_name="android.widget.FrameLayout",
+        is_visible_to_user=True,
+        package_name="org.example",
+    )
     root.bounds_in_screen.right, root.bounds_in_screen.bottom = 360, 640
     for i, (box, text, cls, click) in enumerate(nodes, start=1):
         root.child_ids.append(i)
@@ -148,6 +156,7 @@ def _forest(nodes):
             is_clickable=click,
             is_visible_to_user=True,
             depth=1,
+            package_name="org.example",
         )
         (
             n.bounds_in_screen.left,
@@ -159,29 +168,31 @@ def _forest(nodes):
 
 
 def _android_fixture(path, renderer):
-    """A two-step AndroidControl episode; screenshots are coloured renders the tree does not know about."""
-    trees = [
-        _forest(
-            [
-                ((0, 0, 360, 56), "Inbox", "TextView", False),
-                ((0, 56, 360, 120), "Lunch at noon?", "TextView", True),
-            ]
-        ),
-        _forest(
-            [
-                ((0, 0, 360, 56), "Message", "TextView", False),
-                ((16, 80, 344, 140), "Lunch at noon? Sure", "TextView", False),
-            ]
-        ),
-        _forest([((0, 0, 360, 56), "Inbox", "TextView", False)]),
+    """A two-step AndroidControl episode; screenshots are painted here (a dark app with a red header)."""
+    from PIL import ImageDraw
+
+    screens = [
+        [
+            ((0, 0, 360, 56), "Inbox", "TextView", False),
+            ((0, 56, 360, 120), "Lunch at noon?", "TextView", True),
+        ],
+        [
+            ((0, 0, 360, 56), "Message", "TextView", False),
+            ((16, 80, 344, 140), "Lunch at noon? Sure", "TextView", False),
+        ],
+        [((0, 0, 360, 56), "Inbox", "TextView", False)],
     ]
-    shots = []
-    for t in trees:
-        html = tree_to_html(t, 360, 640).replace("background:#fff", "background:rgb(30,40,60)")
-        html = html.replace(
-            "top:0px;width:360px;height:56px;", "top:0px;width:360px;height:56px;background:rgb(200,60,60);"
-        )
-        shots.append(renderer.render(html, Viewport(360, 640)).png)
+    trees, shots = [], []
+    for nodes in screens:
+        trees.append(_forest(nodes))
+        im = Image.new("RGB", (360, 640), (30, 40, 60))
+        d = ImageDraw.Draw(im)
+        d.rectangle((0, 0, 359, 55), fill=(200, 60, 60))
+        for (x0, y0, _x1, y1), text, _, _ in nodes:
+            d.text((x0 + 16, (y0 + y1) // 2 - 12), text, font=_font(20), fill=(240, 240, 240))
+        buf = io.BytesIO()
+        im.save(buf, "PNG")
+        shots.append(buf.getvalue())
     w = tfrecord.TFRecordWriter(str(path))
     write_episode(
         w,
@@ -194,6 +205,7 @@ def _android_fixture(path, renderer):
         ["open the message", "go back"],
     )
     w.close()
+    return trees
 
 
 def test_android_import_translates_trees(tmp_path, renderer):
@@ -250,18 +262,18 @@ def test_a_real_schema_forest_with_child_ids_spans_and_non_ascii_text_parses():
     assert n1.clickable_spans[0].text == "lien é" and n1.tooltip_text == "astuce ✓" and n1.actions[0].id == 16
     html = tree_to_html(data, 360, 640)
     assert html.index("First 日本語") < html.index("Second café ☕")  # child_ids order from root 0
-    assert "Battery low" not in html  # system windows are not the app
-    assert 'aria-label="keyboard"' in html and ">q</div>" in html  # the IME, drawn as a keyboard
+    # every window in z-order: the app (layer 2), the keyboard (3), the system's notification (5)
+    assert html.index('data-window="app"') < html.index('aria-label="keyboard"') < html.index("Battery low")
+    assert 'aria-label="q"' in html  # a key the (blank) screenshot shows no ink for is named, not drawn
 
 
 def test_visual_feedback_revision_raises_fidelity(tmp_path, renderer):
-    _android_fixture(tmp_path / "ep.tfrecord", renderer)
+    trees = _android_fixture(tmp_path / "ep.tfrecord", renderer)
     t = next(iter(import_android(tmp_path / "ep.tfrecord")))
-    rev = revise_until(t.screen.image, t.screen.html, sample_colours, renderer, Viewport(360, 640), 0.9, 2)
+    blank = tree_to_html(trees[0], 360, 640)  # structure only: no screenshot to colour it from
+    rev = revise_until(t.screen.image, blank, sample_colours, renderer, Viewport(360, 640), 0.9, 2)
     assert rev.rounds[0]["ssim"] < 0.9 <= rev.rounds[-1]["ssim"] and rev.passed
-    never = revise_until(
-        t.screen.image, t.screen.html, lambda i, h, f: h, renderer, Viewport(360, 640), 0.99, 2
-    )
+    never = revise_until(t.screen.image, blank, lambda i, h, f: h, renderer, Viewport(360, 640), 0.99, 2)
     assert not never.passed and len(never.rounds) == 3
 
 
@@ -293,10 +305,12 @@ def test_import_android_cli_reports_drops(tmp_path, renderer):
 
     res = run("c", "--threshold", "0.9")
     assert res.exit_code == 0, res.output
-    assert "kept 2 transitions, dropped 0" in res.output
+    assert "kept 2 of 2 transitions, dropped 0" in res.output
     rows = [r for s in load_corpus(tmp_path / "c").values() for r in s]
     assert len(rows) == 2 and all(json.loads(r["meta"])["revision"][0]["round"] == 0 for r in rows)
-    assert "kept 0 transitions, dropped 2" in run("d", "--threshold", "0.999", "--rounds", "0").output
+    assert {r["app"] for r in rows} == {"org.example"}  # the episode's package, not "android"
+    low = run("d", "--threshold", "0.9999", "--max-off", "0", "--rounds", "0").output
+    assert "kept 0 of 2 transitions, dropped 2" in low and "below the blurred-SSIM floor" in low
 
 
 def test_missing_android_file_is_named(tmp_path):
@@ -403,3 +417,328 @@ def test_every_bundled_app_is_pinned_to_its_split_and_no_reserved_page_is_record
     tasks = BUNDLED_MINIWOB
     assert len(set(tasks)) == len(tasks)
     assert not [t for t in tasks if "flight" in t]  # reserved for independent evaluation
+
+
+# ---- real phone screens: translation, revision, DroidBot (issue 31) -----------------------------
+
+ROBOTO = "/usr/share/fonts/truetype/roboto/unhinted/RobotoTTF/Roboto-Regular.ttf"
+
+
+def _node(tree, uid, box, cls="TextView", text="", kids=(), **flags):
+    n = tree.nodes.add(
+        unique_id=uid,
+        text=text,
+        class_name="android.widget." + cls,
+        is_visible_to_user=True,
+        package_name="org.example.notes",
+        **flags,
+    )
+    n.child_ids.extend(kids)
+    b = n.bounds_in_screen
+    b.left, b.top, b.right, b.bottom = box
+    return n
+
+
+def _font(size):
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.truetype(ROBOTO, size)
+    except OSError:
+        return ImageFont.load_default(size)
+
+
+def _phone_screen():
+    """A real-schema forest (an app window with a text, an image, a checkbox and a password field,
+    and a keyboard window above it) and a synthetic screenshot of it, drawn here with PIL."""
+    from PIL import ImageDraw
+
+    pb = real_a11y()
+    f = pb.AndroidAccessibilityForest()
+    app = f.windows.add(window_type=1, layer=1, id=1)
+    app.bounds_in_screen.right, app.bounds_in_screen.bottom = 360, 640
+    _node(app.tree, 0, (0, 24, 360, 640), "FrameLayout", kids=[1, 2, 3, 4])
+    _node(app.tree, 1, (16, 40, 344, 80), "TextView", "Shopping list")
+    _node(app.tree, 2, (16, 96, 80, 160), "ImageView", content_description="Basket")
+    _node(
+        app.tree,
+        3,
+        (96, 100, 344, 150),
+        "CheckBox",
+        "Buy milk",
+        is_checkable=True,
+        is_checked=True,
+        is_clickable=True,
+    )
+    _node(app.tree, 4, (16, 170, 344, 220), "EditText", "hunter2", is_editable=True, is_password=True)
+    ime = f.windows.add(window_type=2, layer=2, id=2)
+    ime.bounds_in_screen.top, ime.bounds_in_screen.right, ime.bounds_in_screen.bottom = 440, 360, 640
+    keys = "qwertyuiop"
+    _node(ime.tree, 0, (0, 440, 360, 640), "FrameLayout", kids=list(range(1, 11)))
+    for i, k in enumerate(keys, start=1):
+        _node(ime.tree, i, (36 * (i - 1), 450, 36 * i, 500), "Button", k)
+
+    im = Image.new("RGB", (360, 640), (250, 250, 250))
+    d = ImageDraw.Draw(im)
+    d.rectangle((0, 0, 359, 23), fill=(20, 20, 20))  # the status bar: no node covers it
+    d.text((20, 0), "9:41", font=_font(16), fill=(255, 255, 255))
+    d.text((16, 46), "Shopping list", font=_font(24), fill=(30, 60, 200))
+    for y in range(96, 160):  # a picture: a gradient with a stripe
+        d.line((16, y, 79, y), fill=(200, 120 + y - 96, 40))
+    d.rectangle((30, 120, 66, 128), fill=(20, 100, 20))
+    d.rectangle((106, 113, 130, 137), fill=(0, 120, 110))  # the checkbox, ticked
+    d.line((110, 125, 117, 132, 127, 117), fill=(255, 255, 255), width=3)
+    d.text((146, 112), "Buy milk", font=_font(20), fill=(40, 40, 40))
+    d.text((20, 184), "•••••••", font=_font(20), fill=(40, 40, 40))
+    d.line((16, 218, 343, 218), fill=(0, 120, 110), width=2)
+    d.rectangle((0, 440, 359, 639), fill=(210, 214, 220))  # the keyboard
+    for i, k in enumerate(keys):
+        d.rectangle((36 * i + 2, 452, 36 * i + 33, 497), fill=(255, 255, 255))
+        d.text((36 * i + 12, 462), k, font=_font(20), fill=(10, 10, 10))
+    return f.SerializeToString(), im
+
+
+def test_android_translation_of_a_real_schema_forest_looks_like_its_screenshot(renderer):
+    from corpus.revise import revise_drafts
+    from corpus.translate import translate
+    from render.assets import STORE, names_in
+    from render.metrics import blur_ssim, pixels_off
+
+    forest, shot = _phone_screen()
+    d = translate(forest, shot)
+    html = d.html()
+    # the image node is carried as pixels, by name, from the asset store
+    img = re.search(r'<img[^>]*src="asset:([0-9a-f]+)"[^>]*alt="Basket"', html)
+    assert img and STORE.get(img.group(1)) is not None
+    crop = np.asarray(Image.open(io.BytesIO(STORE.get(img.group(1)))).convert("RGB"))
+    assert crop.shape == (64, 64, 3) and np.abs(crop.astype(int) - np.asarray(shot)[96:160, 16:80]).max() <= 1
+    assert "base64" not in html and len(names_in(html)) >= 2  # the status bar is a crop too
+    # text fitted to its ink: the screenshot's colour and about its size
+    span = re.search(
+        r'<span[^>]*style="font-size:([\d.]+)px;[^"]*color:#([0-9a-f]{6})[^"]*">Shopping list<', html
+    )
+    assert span and 20 <= float(span.group(1)) <= 28
+    assert np.abs(np.array(list(bytes.fromhex(span.group(2)))) - (30, 60, 200)).max() <= 40
+    # the checkbox is a checked checkbox, the password field masks, the keyboard is a window above
+    assert re.search(r'<input type="checkbox" checked', html)
+    assert 'type="password" value="hunter2"' in html
+    assert html.index('data-window="app"') < html.index('aria-label="keyboard"')
+    assert re.search(r">q</span>", html)
+    rev = revise_drafts([(d, np.asarray(shot))], renderer, floor=0.9, max_off=0.05)[0]
+    got = renderer.render(rev.html, Viewport(360, 640)).image
+    assert blur_ssim(got, shot) >= 0.9 and pixels_off(got, shot) <= 0.05, rev.rounds
+    # in the page, the password is masked: its value is not drawn as text
+    boxes = renderer.render(rev.html, Viewport(360, 640)).boxes
+    assert not any("hunter2" in b.text for b in boxes)
+
+
+def test_android_screen_defects_each_fixed():
+    from corpus.translate import contrast, translate
+
+    pb = real_a11y()
+    f = pb.AndroidAccessibilityForest()
+    w = f.windows.add(window_type=1, layer=1)
+    w.bounds_in_screen.right, w.bounds_in_screen.bottom = 1080, 1920
+    _node(w.tree, 0, (0, 0, 1080, 1920), "FrameLayout", kids=[1, 2, 3, 4, 5, 6])
+    _node(w.tree, 1, (0, 200, 1080, 600), "EditText", "", is_editable=True, hint_text="Search")
+    _node(w.tree, 2, (0, 600, 1080, 700), "Switch", "Wi-Fi", is_checkable=True, is_checked=True)
+    _node(w.tree, 3, (0, 700, 1080, 800), "RadioButton", "Small", is_checkable=True)
+    _node(
+        w.tree, 4, (0, 800, 1080, 900), "ImageButton", is_checkable=True, content_description="Show password"
+    )
+    lab = _node(w.tree, 5, (0, 900, 1080, 1000), "LinearLayout", "Dark theme", kids=[7], is_clickable=True)
+    lab.content_description = ""
+    _node(w.tree, 7, (40, 920, 600, 980), "TextView", "Dark theme")
+    _node(w.tree, 6, (0, 1000, 1080, 1300), "TextView", "one two three four five six seven eight nine ten")
+    # a recorded 1080-px layout for a 540-px screenshot: bounds rescaled, and said
+    shot = Image.new("RGB", (540, 960), (24, 24, 24))
+    from PIL import ImageDraw
+
+    dr = ImageDraw.Draw(shot)
+    dr.multiline_text(
+        (10, 505),
+        "one two three four\nfive six seven eight\nnine ten",
+        font=_font(24),
+        fill=(220, 220, 220),
+        spacing=6,
+    )
+    d = translate(f.SerializeToString(), shot, 1.0, (1080, 1920))
+    html = d.html()
+    assert any("1080x1920" in n and "rescaled" in n for n in d.notes)
+    assert 'data-class="EditText"' in html and re.search(
+        r'data-class="EditText"[^>]*left:0px;top:100px;width:540px;height:200px', html
+    )
+    size = float(re.search(r'data-class="EditText"[^>]*font-size:([\d.]+)px', html).group(1))
+    assert size <= 24  # a tall box does not make huge input text
+    assert 'role="switch"' in html and 'type="radio"' in html  # drawn as what they are
+    assert re.search(r'data-class="ImageButton"[^>]*aria-pressed="false"', html)  # a toggle, not a box
+    assert html.count("Dark theme") == 1  # the container leaves its child's label to the child
+    multi = re.search(r'class="wm-t wm-w"[^>]*>one two three', html)
+    assert multi  # wraps like the screenshot's three lines
+    # text is never a shade of its background
+    for m in re.finditer(r"color:#([0-9a-f]{6})", html):
+        assert contrast(list(bytes.fromhex(m.group(1))), (24, 24, 24)) >= 1.5
+
+
+def test_sample_colours_never_paints_text_in_a_shade_of_its_background():
+    from corpus.translate import contrast
+
+    shot = Image.new("RGB", (100, 60), (30, 30, 30))
+    shot.paste((34, 34, 34), (0, 30, 100, 60))  # a second shade of the background, commoner than text
+    shot.paste((240, 240, 240), (10, 10, 20, 14))
+    html = '<div data-root style="position:relative"><div style="position:absolute;left:0px;top:0px;width:100px;height:60px">x</div></div>'
+    out = sample_colours(shot, html, {})
+    bg, fg = (
+        re.findall(r"background:rgb\((\d+),(\d+),(\d+)\);color:rgb\((\d+),(\d+),(\d+)\)", out)[0][:3],
+        None,
+    )
+    fg = re.findall(r"color:rgb\((\d+),(\d+),(\d+)\)", out)[-1]
+    assert contrast([int(v) for v in fg], [int(v) for v in bg]) >= 1.5
+
+
+def test_android_import_takes_the_app_from_the_package_and_the_licence_from_the_source(tmp_path, renderer):
+    from corpus.phone import import_android_corpus
+
+    forest, shot = _phone_screen()
+    buf = io.BytesIO()
+    shot.save(buf, "PNG")
+    w = tfrecord.TFRecordWriter(str(tmp_path / "ep.tfrecord"))
+    write_episode(
+        w,
+        7,
+        "tick milk",
+        [buf.getvalue()] * 2,
+        [forest] * 2,
+        [(360, 640)] * 2,
+        [{"action_type": "click", "x": 200, "y": 125}],
+        ["tick it"],
+    )
+    w.close()
+    rep = import_android_corpus(tmp_path / "ep.tfrecord", tmp_path / "c", renderer=renderer, progress=False)
+    assert [t.app for t in rep.kept] == ["org.example.notes"], rep.summary()
+    assert "translation_notes" not in rep.kept[0].meta  # the recorded size is the screenshot's
+    card = (tmp_path / "c" / "README.md").read_text()
+    assert "AndroidControl" not in card and "unknown" in card
+    (tmp_path / "LICENSE").write_text("CC-BY-4.0\n")
+    rep = import_android_corpus(tmp_path / "ep.tfrecord", tmp_path / "d", renderer=renderer, progress=False)
+    assert "CC-BY-4.0" in (tmp_path / "d" / "README.md").read_text()
+    # the screens' crops travel with the corpus and are found again when it is loaded
+    names = list((tmp_path / "d" / "assets").glob("*.png"))
+    assert names
+    from render.assets import STORE
+
+    h = names[0].stem
+    STORE._mem.pop(h, None)
+    rows = load_corpus(tmp_path / "d")
+    assert STORE.get(h) is not None and f"asset:{h}" in "".join(
+        r["screen_html"] for s in rows.values() for r in s
+    )
+
+
+def test_android_sim_result_names_assets_again(renderer):
+    from corpus.translate import translate
+
+    forest, shot = _phone_screen()
+    html = translate(forest, shot).html()
+    got = renderer.interact(html, Viewport(360, 640), [("click", 118, 125)])
+    assert "base64" not in got.html and "asset:" in got.html
+
+
+def _droidbot_folder(root):
+    """A small DroidBot output folder: two states, three events (touch, back, an intent)."""
+    forest, shot = _phone_screen()
+    (root / "events").mkdir(parents=True)
+    (root / "states").mkdir()
+    views = [
+        {
+            "temp_id": 0,
+            "parent": -1,
+            "children": [1, 2],
+            "bounds": [[0, 0], [720, 1280]],
+            "class": "android.widget.FrameLayout",
+            "package": "org.example.notes",
+            "visible": True,
+        },
+        {
+            "temp_id": 1,
+            "parent": 0,
+            "children": [],
+            "bounds": [[32, 80], [688, 160]],
+            "class": "android.widget.TextView",
+            "text": "Shopping list",
+            "package": "org.example.notes",
+            "visible": True,
+        },
+        {
+            "temp_id": 2,
+            "parent": 0,
+            "children": [],
+            "bounds": [[192, 200], [688, 300]],
+            "class": "android.widget.CheckBox",
+            "text": "Buy milk",
+            "checkable": True,
+            "checked": True,
+            "clickable": True,
+            "package": "org.example.notes",
+            "visible": True,
+        },
+    ]
+    for tag, key in (("2024-01-01_000001", "aaa"), ("2024-01-01_000002", "bbb")):
+        st = {
+            "tag": tag,
+            "state_str": key,
+            "foreground_activity": "org.example.notes/.Main",
+            "width": 1280,
+            "height": 720,
+            "views": views,
+        }
+        (root / "states" / f"state_{tag}.json").write_text(json.dumps(st))
+        shot.save(root / "states" / f"screen_{tag}.jpg", quality=95)
+    events = [
+        {"event_type": "touch", "view": views[2]},
+        {"event_type": "key", "name": "BACK"},
+        {"event_type": "intent", "intent": "am start org.example.notes"},
+        {"event_type": "set_text", "view": views[1], "text": "eggs"},
+    ]
+    for i, ev in enumerate(events):
+        rec = {
+            "tag": f"e{i}",
+            "event": ev,
+            "start_state": "aaa",
+            "stop_state": "bbb",
+            "event_str": ev["event_type"],
+        }
+        (root / "events" / f"event_2024-01-01_00001{i}.json").write_text(json.dumps(rec))
+    (root / "utg.js").write_text("var utg = {}")
+
+
+def test_import_droidbot_joins_events_to_states(tmp_path):
+    from corpus.phone import read_droidbot
+
+    _droidbot_folder(tmp_path / "db")
+    skipped, drop = [], __import__("collections").Counter()
+    trs = list(read_droidbot(tmp_path / "db", skipped, drop))
+    assert [t.action.type for t in trs] == ["tap", "back", "type"]
+    assert (trs[0].action.x, trs[0].action.y) == (220.0, 125.0)  # the view's centre, in the 360-px screenshot
+    assert trs[2].action.text == "eggs" and trs[0].app == "org.example.notes"
+    assert drop == {"intent event": 1} and not skipped
+
+
+def test_import_droidbot_cli_writes_a_corpus_with_a_card(tmp_path):
+    _droidbot_folder(tmp_path / "db")
+    res = CliRunner().invoke(
+        cli,
+        ["corpus", "import-droidbot", str(tmp_path / "db"), "-o", str(tmp_path / "c"), "--licence", "MIT"],
+    )
+    assert res.exit_code == 0, res.output
+    assert "kept 3 of 4 transitions" in res.output and "1 intent event (not usable)" in res.output
+    card = (tmp_path / "c" / "README.md").read_text()
+    assert "| droidbot | MIT |" in card
+    bad = CliRunner().invoke(cli, ["corpus", "import-droidbot", str(tmp_path), "-o", str(tmp_path / "e")])
+    assert bad.exit_code == 2 and "not a DroidBot output folder" in re.sub(r"[\s│]+", " ", bad.output)
+
+
+def test_install_script_installs_cjk_emoji_and_android_fonts():
+    text = (Path(__file__).parents[1] / "scripts" / "install.sh").read_text()
+    for pkg in ("fonts-noto-cjk", "fonts-noto-color-emoji", "fonts-roboto-unhinted"):
+        assert pkg in text

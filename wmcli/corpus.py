@@ -1,4 +1,4 @@
-"""`wm corpus build | record | merge | stats | compact | import-android | add-id-test`: arguments only.
+"""`wm corpus build | record | merge | stats | compact | import-android | import-droidbot | add-id-test`: arguments only.
 
 Each command parses its arguments and calls its pipeline in corpus/pipelines.py, turning an
 `ArgumentError` into a usage error that names the flag.
@@ -136,11 +136,17 @@ def record(
 def import_android_cmd(
     path: Path = typer.Argument(..., help="AndroidControl TFRecord file"),
     out: Path = typer.Option(..., "-o", "--out", file_okay=False),
-    threshold: float = typer.Option(0.8, min=0.0, max=1.0, help="SSIM a translated screen must reach"),
+    threshold: float = typer.Option(
+        0.85, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
+    ),
+    max_off: float = typer.Option(0.08, min=0.0, max=1.0, help="share of pixels a screen may have off"),
     rounds: int = typer.Option(2, min=0, help="revision rounds before a screen is dropped"),
     scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor of the screenshots"),
+    licence: str = typer.Option(
+        None, help="the data's licence for the dataset card (default: what the source states)"
+    ),
     coder: str = typer.Option(
-        "rules", help="reviser: 'rules' (colours sampled from the screenshot) or a model spec"
+        "rules", help="reviser: 'rules' (per-region fixes from the screenshot) or a model spec"
     ),
 ) -> None:
     """Translate AndroidControl episodes to HTML, revise with visual feedback, save the survivors."""
@@ -155,6 +161,40 @@ def import_android_cmd(
         rounds=rounds,
         scale=scale,
         coder=coder,
+        max_off=max_off,
+        licence=licence,
+        log=typer.echo,
+        warn=_err,
+    )
+
+
+@app.command("import-droidbot")
+def import_droidbot_cmd(
+    folder: Path = typer.Argument(..., help="DroidBot output folder (events/, states/, utg.js)"),
+    out: Path = typer.Option(..., "-o", "--out", file_okay=False),
+    threshold: float = typer.Option(
+        0.85, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
+    ),
+    max_off: float = typer.Option(0.08, min=0.0, max=1.0, help="share of pixels a screen may have off"),
+    rounds: int = typer.Option(2, min=0, help="revision rounds before a screen is dropped"),
+    licence: str = typer.Option(
+        None, help="the data's licence for the dataset card (default: what the source states)"
+    ),
+    app_name: str = typer.Option(None, "--app", help="app name (default: the states' commonest package)"),
+) -> None:
+    """Import a DroidBot exploration: events joined to their screens, translated, revised, saved."""
+    from corpus.pipelines import import_droidbot_corpus
+
+    _call(
+        import_droidbot_corpus,
+        {"folder": "FOLDER"},
+        folder,
+        out,
+        threshold=threshold,
+        max_off=max_off,
+        rounds=rounds,
+        licence=licence,
+        app=app_name,
         log=typer.echo,
         warn=_err,
     )

@@ -25,6 +25,7 @@ from .types import Action, Screen, Transition
 # Where the bundled corpus lives (data shipped with the `corpus` package; reading it imports nothing).
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "data" / "default"
 COMPLETE_MARK = "dataset_dict.json"  # written last by datasets' save_to_disk
+ASSETS_DIR = "assets"  # the PNGs a corpus' screens name as `asset:<hash>` (render/assets.py)
 SPLITS = ("train", "validation", "test")  # each app wholly in one of these
 # The in-app test split (Code2World's in-distribution setting): whole episodes of training apps,
 # recorded with seeds no training episode used, so their apps are seen and their episodes not.
@@ -251,6 +252,9 @@ def load_corpus(path: str | os.PathLike | None = None):
             f"corpus {path or folder} is damaged: {bad}: {type(e).__name__}: {str(e).splitlines()[0][:200]}; "
             "restore it from a copy or record it again with `wm corpus build`"
         ) from None
+    from render.assets import STORE
+
+    STORE.add_folder(folder / ASSETS_DIR)  # so the renderer resolves the screens' asset names
     return dd
 
 
