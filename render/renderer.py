@@ -325,7 +325,13 @@ class Renderer:
         raise last  # type: ignore[misc]
 
     async def _load(self, slot: _Slot, html: str, vp: Viewport) -> None:
-        """Replace the slot's document with `html` (the slot came from `_take(vp)`, already that size)."""
+        """Replace the slot's document with `html` (the slot came from `_take(vp)`, already that size).
+
+        The window's scroll outlives a document written over it: it goes back to the top first, so
+        a page is shown where it opens (a capture's kept scroll, render/capture.py, is set by the
+        page itself), never where the page before it was scrolled to."""
+        world = await open_world(slot.cdp, slot.frame_id, "wm-reset")
+        await slot.cdp.send("Runtime.evaluate", {"expression": "scrollTo(0, 0)", "contextId": world})
         await slot.page.set_content(html, wait_until="load", timeout=self.timeout_s * 1000)
 
     def _call(self, coro, n_items: int):
