@@ -256,7 +256,11 @@ CAPTURE_JS = r"""async (opts) => {
     t.setAttribute('style', `position:absolute;left:${x}px;top:${y}px;width:0;height:0;` +
       'scroll-initial-target:nearest;scroll-snap-align:start start');
     tpl.content.appendChild(t);
-    tpl.content.appendChild(out.createElement('slot'));
+    // the body's children hang from the slot in the flat tree: it passes on every property of
+    // the body, so `box-sizing: inherit` and the like see the body's values, as they did live
+    const slot = out.createElement('slot');
+    slot.setAttribute('style', 'all:inherit;display:contents');
+    tpl.content.appendChild(slot);
     bodyNode.insertBefore(tpl, bodyNode.firstChild);
     return true;
   };

@@ -22,13 +22,15 @@ FLOOR = 0.99
 # A class on <body> and on <html> that child and sibling combinators read, the way a menu
 # opens: `.open > .panel` moves a panel into view, everything else reads body's own children.
 COMBINATORS = """<!DOCTYPE html><html class="js"><head><style>
+html{box-sizing:border-box} *,*::before,*::after{box-sizing:inherit}
 body{margin:0;font:15px sans-serif}
+main{width:300px;padding:0 24px;border-right:8px solid #90a4ae}
 body > *{margin:0;padding:6px 10px}
 body > header{background:#1e88e5;color:#fff}
 .open > .panel{position:absolute;left:0;top:0;width:200px;height:100%;background:#263238;color:#fff}
 body:not(.open) > .panel{position:absolute;left:-300px}
 html.js > body > main{border-left:6px solid #8e24aa}
-:root > body > footer{background:#ffe082}
+:root > body > footer{background:#ffe082;height:600px}
 header + .panel + main{color:#2e7d32}
 header ~ footer{border-top:4px dashed #d81b60}
 body > :first-child{letter-spacing:2px}
