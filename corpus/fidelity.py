@@ -3,18 +3,20 @@
 Every distinct screen (current and next) is rendered in the sandbox at its screenshot's size and
 scored with the shift-tolerant measures: blurred SSIM and the share of pixels off. The worst
 screens are written as side-by-side pictures (capture render | screenshot | difference) so a
-person can see what the capture loses.
+person can see what the capture loses. `capture_survey` does the same for third-party pages
+recorded live at a phone's and a desktop's size (benchmarks/capture_survey.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
-from render import Renderer, RenderError
+from render import Renderer, RenderError, Viewport
 from render.metrics import blur_ssim, pixels_off
 from worldmodel.dataset import iter_transitions
 from worldmodel.report import heat_map
@@ -114,3 +116,73 @@ def write_worst(rows, n: int, out: Path) -> list[Path]:
         canvas.save(p)
         paths.append(p)
     return paths
+
+
+# The capture survey's two screen sizes: a phone and a desktop browser window.
+SURVEY_VIEWPORTS = {"phone": Viewport(360, 640), "desktop": Viewport(1280, 800)}
+
+
+def capture_survey(
+    names, viewports=None, steps: int = 3, seed: int = 0, renderer: Renderer | None = None, log=print
+) -> list[dict]:
+    """Record each named third-party page (corpus/third_party.py) with the explorer for `steps`
+    actions at each viewport, and score every captured screen (the first and each next one)
+    rendered back against its own screenshot: one row per screen (app, size, step, blur_ssim,
+    pixels_off, screen, render, error). A page that fails to record is a row with its error."""
+    from .explorer import explore
+    from .recorder import Recorder
+    from .third_party import third_party_app
+
+    viewports = viewports or SURVEY_VIEWPORTS
+    rows: list[dict] = []
+    own = renderer is None
+    r = renderer or Renderer(cache_size=0)
+    try:
+        with Recorder() as rec:
+            for name in names:
+                spec = third_party_app(name)
+                for size, vp in viewports.items():
+                    base = dict(app=name, size=size, episode=f"{name}-{size}")
+                    try:
+                        tr = rec.record_trajectory(replace(spec, viewport=vp), explore, steps, seed)
+                    except Exception as e:  # a page that cannot be recorded is reported, not fatal
+                        rows.append(dict(base, step=0, which="record", error=f"{type(e).__name__}: {e}"))
+                        continue
+                    shots = [tr[0].screen] + [t.next_screen for t in tr] if tr else []
+                    chunk = [(None, name, base["episode"], i, "screen", s) for i, s in enumerate(shots)]
+                    for (*_, i, _w, s), res in zip(chunk, _render_chunk(r, chunk)):
+                        row = dict(base, step=i, which="screen", screen=s, error=None, render=None)
+                        if isinstance(res, RenderError):
+                            row.update(error=str(res), blur_ssim=0.0, pixels_off=1.0)
+                        else:
+                            row.update(
+                                blur_ssim=blur_ssim(res.image, s.array),
+                                pixels_off=pixels_off(res.image, s.array),
+                                render=res.image,
+                            )
+                        rows.append(row)
+                    log(f"{name} {size}: {len(shots)} screens")
+    finally:
+        if own:
+            r.close()
+    return rows
+
+
+def survey_table(rows) -> dict[str, dict]:
+    """Per page, over both sizes: screens, mean and min blurred SSIM, mean and max pixels off,
+    and the record or render errors."""
+    out = {}
+    for app in dict.fromkeys(r_["app"] for r_ in rows):
+        xs = [x for x in rows if x["app"] == app and x["which"] == "screen"]
+        errs = [x["error"] for x in rows if x["app"] == app and x["error"]]
+        b = [x["blur_ssim"] for x in xs] or [0.0]
+        p = [x["pixels_off"] for x in xs] or [1.0]
+        out[app] = {
+            "screens": len(xs),
+            "blur_ssim_mean": float(np.mean(b)),
+            "blur_ssim_min": float(np.min(b)),
+            "pixels_off_mean": float(np.mean(p)),
+            "pixels_off_max": float(np.max(p)),
+            "errors": errs,
+        }
+    return out

@@ -13,16 +13,25 @@ This capture does what rrweb-snapshot and SingleFile do instead:
   gets `wm-hover`, the focused one `wm-focus` (and `wm-focus-visible`, `wm-focus-within` up the
   tree), the URL fragment's target `wm-target`, and the stylesheet's `:hover`/`:focus...`/
   `:target` selectors are rewritten to match them;
-- form state is frozen into attributes, images and canvases become data URLs, scroll offsets
-  become a `translate` on the scrolled children (no wrapper, so no selector changes), scripts,
-  frames and event handlers are removed;
-- the body's content sits in the output contract's `<div id="screen">`, with `display:contents`
-  so it adds no box; stylesheet selectors that name `body > ...` are rewritten through it.
+- form state is frozen into attributes, images and canvases become data URLs; the window's
+  scroll stays a scroll (a shadow root on <body> with a `scroll-initial-target` where the view
+  was: see placeScroll), a scrolled box's offset becomes a `translate` on its children (a
+  sticky child keeps the offset stickiness gave it); scripts, frames and event handlers are
+  removed;
+- nothing stands between `<body>` and its children, so every selector (`body > x`, `.open >
+  .panel` with the class on body, `:nth-child`, `~`/`+`, `:root > body > x`) matches exactly what
+  it matched live: the output contract's root is the body itself, `<body id="screen"
+  data-wm-size="WxH">` (the id only where the page's body has none; the size is an attribute, as a
+  style would change the page's layout). Captures made before this kept the body's content in a
+  `<div id="screen" style="display:contents">` and rewrote `body > ...` selectors through it; such
+  a capture captured again keeps its wrapper, and loads and renders as it always did;
+- open shadow roots (web components) are written as declarative shadow DOM, `<template
+  shadowrootmode="open">` holding the root's own and adopted stylesheets and its children.
 
 The result renders with scripts off and no network, like every model output. It lives in the
 render layer because two stages use it: the recorder (corpus) captures live apps, and the `sim`
 world model re-captures a captured screen after acting on it, so a capture of a capture must be
-stable: the existing `#screen` is kept (not wrapped again), stale state classes and focus rings
+stable: an old capture's `#screen` wrapper is kept (not wrapped again), stale state classes and focus rings
 are dropped before the current ones are written, and a new scroll adds to an earlier one.
 
 The names of the state classes and of the focus-ring marker are written once, below; the
@@ -117,30 +126,38 @@ CAPTURE_JS = r"""async (opts) => {
   const STATE = __WM_STATE__;
   const STATE_CLASSES = STATE.map(([, c]) => c);
   const STATE_CLASS_RE = new RegExp('\\.(' + STATE_CLASSES.join('|') + ')(?![-\\w])', 'g');
-  // a capture being captured again: its body is just the contract's #screen
+  // a capture made before captures kept the body as the root, captured again: its body is just
+  // the contract's #screen wrapper, and its selectors already go through it
   const kids = [...document.body.childNodes].filter(n => n.nodeType === 1 || (n.nodeType === 3 && n.textContent.trim()));
-  const recapture = kids.length === 1 && kids[0].id === 'screen' && kids[0].tagName === 'DIV';
+  const oldWrapper = kids.length === 1 && kids[0].id === 'screen' && kids[0].tagName === 'DIV' ? kids[0] : null;
+  // every element, those inside open shadow roots too
+  const allElements = (root, acc = []) => {
+    for (const el of root.querySelectorAll('*')) {
+      acc.push(el);
+      if (el.shadowRoot) allElements(el.shadowRoot, acc);
+    }
+    return acc;
+  };
   const stateOf = new Map();
-  for (const el of document.querySelectorAll('*')) {
+  for (const el of allElements(document)) {
     const cls = [];
     for (const [pseudo, c] of STATE) { try { if (el.matches(pseudo)) cls.push(c); } catch (e) {} }
     if (cls.length) stateOf.set(el, cls);
   }
   const PSEUDO_RE = /::?[a-zA-Z-]+(\((?:[^()]|\([^()]*\))*\))?/g;
-  const matchesSomething = (sel) => {
+  // `scope`: the document, or the shadow root a sheet styles
+  const matchesSomething = (sel, scope) => {
     for (const part of sel.split(',')) {
       let s = part.replace(PSEUDO_RE, '').replace(STATE_CLASS_RE, '').trim();
       if (!s || /[>+~]$/.test(s)) return true;
-      try { if (document.querySelector(s)) return true; } catch (e) { return true; }
+      try { if (scope.querySelector(s)) return true; } catch (e) { return true; }
     }
     return false;
   };
   const rewriteSelector = (sel) => {
     let s = sel;
     for (const [pseudo, c] of STATE) s = s.split(pseudo).join('.' + c);
-    if (recapture) return s;  // its selectors already go through #screen
-    // the contract's #screen sits between <body> and its children
-    return s.replace(/(?<![-\w.#])body(\s*[.#:\[][^\s>+~,]*)?\s*>\s*/g, (m, q) => `body${q || ''} > #screen > `);
+    return s;
   };
 
   // ---- stylesheets -----------------------------------------------------------------------
@@ -151,22 +168,22 @@ CAPTURE_JS = r"""async (opts) => {
   try {
     for (const f of document.fonts) if (f.status === 'loaded') loadedFaces.add(faceKey(f.family, f.weight, f.style));
   } catch (e) {}
-  const serializeRules = async (rules, base) => {
+  const serializeRules = async (rules, base, scope = document) => {
     let out = '';
     for (const rule of rules) {
       if (rule instanceof CSSStyleRule) {
-        if (!matchesSomething(rule.selectorText)) continue;
+        if (!matchesSomething(rule.selectorText, scope)) continue;
         const sel = rewriteSelector(rule.selectorText);
         let body = rule.style.cssText;
-        if (rule.cssRules && rule.cssRules.length) body += await serializeRules(rule.cssRules, base);
+        if (rule.cssRules && rule.cssRules.length) body += await serializeRules(rule.cssRules, base, scope);
         out += `${sel}{${await inlineUrls(body, base)}}\n`;
       } else if (rule instanceof CSSMediaRule) {
-        if (matchMedia(rule.media.mediaText).matches) out += await serializeRules(rule.cssRules, base);
+        if (matchMedia(rule.media.mediaText).matches) out += await serializeRules(rule.cssRules, base, scope);
       } else if (typeof CSSSupportsRule !== 'undefined' && rule instanceof CSSSupportsRule) {
-        if (CSS.supports(rule.conditionText)) out += await serializeRules(rule.cssRules, base);
+        if (CSS.supports(rule.conditionText)) out += await serializeRules(rule.cssRules, base, scope);
       } else if (rule instanceof CSSImportRule) {
         if (rule.styleSheet && (!rule.media.mediaText || matchMedia(rule.media.mediaText).matches)) {
-          out += await serializeSheet(rule.styleSheet, rule.styleSheet.href || base);
+          out += await serializeSheet(rule.styleSheet, rule.styleSheet.href || base, scope);
         }
       } else if (rule instanceof CSSFontFaceRule) {
         // only faces the page actually loaded: an unused weight is dead weight in every target
@@ -175,26 +192,26 @@ CAPTURE_JS = r"""async (opts) => {
         if (!loadedFaces.has(key)) continue;
         out += await inlineUrls(rule.cssText, base) + '\n';
       } else if (typeof CSSLayerBlockRule !== 'undefined' && rule instanceof CSSLayerBlockRule) {
-        out += `@layer ${rule.name}{${await serializeRules(rule.cssRules, base)}}\n`;
+        out += `@layer ${rule.name}{${await serializeRules(rule.cssRules, base, scope)}}\n`;
       } else {
         out += await inlineUrls(rule.cssText, base) + '\n';  // @keyframes, @page, @layer statements...
       }
     }
     return out;
   };
-  const serializeSheet = async (sheet, base) => {
+  const serializeSheet = async (sheet, base, scope = document) => {
     if (sheet.disabled) return '';
     if (sheet.media && sheet.media.mediaText && !matchMedia(sheet.media.mediaText).matches) return '';
     let rules = null;
     try { rules = sheet.cssRules; } catch (e) {}
-    if (rules) return serializeRules(rules, base);
+    if (rules) return serializeRules(rules, base, scope);
     if (sheet.href) {  // cross-origin: read its text through the recorder's router
       try {
         const r = await fetch(sheet.href);
         if (r.ok) {
           const tmp = new CSSStyleSheet();
           tmp.replaceSync((await r.text()).replace(/@import[^;]*;/g, ''));
-          return serializeRules(tmp.cssRules, sheet.href);
+          return serializeRules(tmp.cssRules, sheet.href, scope);
         }
       } catch (e) {}
     }
@@ -226,14 +243,66 @@ CAPTURE_JS = r"""async (opts) => {
       return c.toDataURL('image/png');
     } catch (e) { return 'data:,'; }
   };
+  const addTranslate = (node, dx, dy) => {
+    // an earlier capture's scroll is already a translate: a new shift adds to it
+    const [ox, oy] = (node.style.translate || '').split(/\s+/).map(v => parseFloat(v) || 0);
+    node.style.setProperty('translate', `${(ox || 0) + dx}px ${(oy || 0) + dy}px`);
+  };
   const shiftChildren = (el, target, dx, dy) => {
     for (const child of target.children) {
       const src = child.__wmSource;
       if (src && getComputedStyle(src).position === 'fixed') continue;
-      // an earlier capture's scroll is already a translate: the new scroll adds to it
-      const [ox, oy] = ((src && src.style.translate) || '').split(/\s+/).map(v => parseFloat(v) || 0);
-      child.style.setProperty('translate', `${(ox || 0) - dx}px ${(oy || 0) - dy}px`);
+      addTranslate(child, -dx, -dy);
     }
+  };
+  // A sticky element stuck to its scroller's edge sits where no scroll puts it in the static
+  // document (it rides the scroll's translate with everything else): how far stickiness moved
+  // it, measured against the same element laid out static for a moment.
+  const stickyShift = (el) => {
+    const live = el.getBoundingClientRect();
+    const had = el.hasAttribute('style');
+    const prev = el.style.getPropertyValue('position'), prio = el.style.getPropertyPriority('position');
+    el.style.setProperty('position', 'static', 'important');
+    const still = el.getBoundingClientRect();
+    if (prev) el.style.setProperty('position', prev, prio); else el.style.removeProperty('position');
+    if (!had) el.removeAttribute('style');
+    return [live.left - still.left, live.top - still.top];
+  };
+  // The window's scroll, kept as a scroll: a declarative shadow root on <body> holding a 0x0
+  // target where the view's top-left was (absolutely placed, the page's scroll-padding added)
+  // with `scroll-initial-target`, and a <slot> for the body's children. The browser then opens
+  // the static page scrolled to exactly where the live one was, so fixed and sticky elements,
+  // paint order and every selector (the light tree is untouched) are as they were live.
+  const isScrollRoot = (sr) => !!sr && [...sr.children].some(c => c.hasAttribute('data-wm-scroll'));
+  const placeScroll = (bodyNode, sx, sy) => {
+    const b = document.body;
+    if (b.shadowRoot && !isScrollRoot(b.shadowRoot)) return false;  // a shadow root of its own
+    const sc = getComputedStyle(document.scrollingElement || document.documentElement);
+    let ox = 0, oy = 0;  // the target's containing block, when <body> or <html> is positioned
+    for (const cb of [b, document.documentElement]) {
+      if (getComputedStyle(cb).position !== 'static') {
+        const r = cb.getBoundingClientRect();
+        ox = r.left + sx + cb.clientLeft; oy = r.top + sy + cb.clientTop;
+        break;
+      }
+    }
+    const x = sx + (parseFloat(sc.scrollPaddingLeft) || 0) - ox;
+    const y = sy + (parseFloat(sc.scrollPaddingTop) || 0) - oy;
+    const tpl = out.createElement('template');
+    tpl.setAttribute('shadowrootmode', 'open');
+    tpl.setAttribute('shadowrootserializable', '');
+    const t = out.createElement('div');
+    t.setAttribute('data-wm-scroll', '');
+    t.setAttribute('style', `position:absolute;left:${x}px;top:${y}px;width:0;height:0;` +
+      'scroll-initial-target:nearest;scroll-snap-align:start start');
+    tpl.content.appendChild(t);
+    // the body's children hang from the slot in the flat tree: it passes on every property of
+    // the body, so `box-sizing: inherit` and the like see the body's values, as they did live
+    const slot = out.createElement('slot');
+    slot.setAttribute('style', 'all:inherit;display:contents');
+    tpl.content.appendChild(slot);
+    bodyNode.insertBefore(tpl, bodyNode.firstChild);
+    return true;
   };
   const copy = async (el) => {
     if (el.nodeType === 3) return out.createTextNode(el.textContent);
@@ -297,21 +366,50 @@ CAPTURE_JS = r"""async (opts) => {
     if (tag === 'OPTION') { if (el.selected) node.setAttribute('selected', ''); else node.removeAttribute('selected'); }
     if (tag === 'DETAILS') { if (el.open) node.setAttribute('open', ''); else node.removeAttribute('open'); }
     if (tag === 'TEXTAREA') { node.textContent = el.value; return node; }
+    if (el.shadowRoot && el.shadowRoot.mode === 'open' && !isScrollRoot(el.shadowRoot)) {
+      // declarative shadow DOM: the root's sheets (its <style>/<link> ones, then adopted ones,
+      // the order the cascade takes them in) and its children, ahead of the light children
+      const sr = el.shadowRoot;
+      const tpl = out.createElement('template');
+      tpl.setAttribute('shadowrootmode', 'open');
+      tpl.setAttribute('shadowrootserializable', '');  // render/compact.py writes it back
+      if (sr.delegatesFocus) tpl.setAttribute('shadowrootdelegatesfocus', '');
+      let scss = '';
+      for (const sheet of sr.styleSheets) scss += await serializeSheet(sheet, sheet.href || document.baseURI, sr);
+      for (const sheet of (sr.adoptedStyleSheets || [])) scss += await serializeSheet(sheet, document.baseURI, sr);
+      if (scss) {
+        const style = out.createElement('style');
+        style.textContent = scss;
+        tpl.content.appendChild(style);
+      }
+      for (const child of sr.childNodes) { const c = await copy(child); if (c) tpl.content.appendChild(c); }
+      node.appendChild(tpl);
+    }
     for (const child of el.childNodes) { const c = await copy(child); if (c) node.appendChild(c); }
+    if (tag !== 'BODY' && tag !== 'HTML' && getComputedStyle(el).position === 'sticky') {
+      const [sx, sy] = stickyShift(el);
+      if (Math.abs(sx) >= 0.5 || Math.abs(sy) >= 0.5) {
+        addTranslate(node, sx, sy);
+        // the scrolled siblings after it are translated too, which paints them over it unless
+        // it is lifted (live, they are in the flow, painted under it)
+        if (getComputedStyle(el).zIndex === 'auto') node.style.setProperty('z-index', '1');
+      }
+    }
     const st = el.scrollTop, sl = el.scrollLeft;
     if ((st || sl) && tag !== 'BODY' && tag !== 'HTML') shiftChildren(el, node, sl, st);
     return node;
   };
   const body = (await copy(document.body)) || out.createElement('body');
-  let root = recapture ? body.querySelector(':scope > #screen') : null;
+  let root = oldWrapper ? body.querySelector(':scope > #screen') : null;
   if (!root) {
-    root = out.createElement('div');
-    root.setAttribute('id', 'screen');
-    root.setAttribute('style', `display:contents;width:${innerWidth}px;height:${innerHeight}px`);
-    while (body.firstChild) root.appendChild(body.firstChild);
-    body.appendChild(root);
+    // the body is the root: no wrapper, so no selector changes what it matches
+    root = body;
+    if (!body.hasAttribute('id')) body.setAttribute('id', 'screen');
+    body.setAttribute('data-wm-size', `${innerWidth}x${innerHeight}`);
   }
-  if (window.scrollX || window.scrollY) shiftChildren(document.body, root, window.scrollX, window.scrollY);
+  if (window.scrollX || window.scrollY) {
+    if (!placeScroll(body, window.scrollX, window.scrollY)) shiftChildren(document.body, root, window.scrollX, window.scrollY);
+  }
   for (const n of body.querySelectorAll('*')) delete n.__wmSource;
   const htmlAttrs = [...document.documentElement.attributes]
     .filter(a => !a.name.toLowerCase().startsWith('on') && a.name !== 'manifest')

@@ -38,7 +38,7 @@ COMPACT_JS = r"""(() => {
   // data-* attributes nothing in the stylesheet mentions
   for (const el of document.querySelectorAll('*')) {
     for (const a of [...el.attributes]) {
-      if (a.name.startsWith('data-') && !css.includes(a.name)) { el.removeAttribute(a.name); changed = true; }
+      if (a.name.startsWith('data-') && a.name !== 'data-wm-size' && !css.includes(a.name)) { el.removeAttribute(a.name); changed = true; }
     }
   }
   // state classes the capture wrote (hover, focus-within, ...) that no rule selects on; the
@@ -51,7 +51,11 @@ COMPACT_JS = r"""(() => {
   }
   if (!changed) return null;
   const dt = document.doctype ? '<!DOCTYPE html>' : '';
-  return dt + document.documentElement.outerHTML;
+  // declarative shadow roots (render/capture.py writes them serializable) are written back
+  const h = document.documentElement;
+  if (!h.getHTML) return dt + h.outerHTML;
+  const attrs = [...h.attributes].map(a => ` ${a.name}="${a.value.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}"`).join('');
+  return dt + `<html${attrs}>` + h.getHTML({serializableShadowRoots: true}) + '</html>';
 })()"""
 COMPACT_JS = with_state_names(COMPACT_JS)
 

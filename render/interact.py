@@ -189,12 +189,27 @@ _SCROLL_JS = """((x, y, dx, dy) => {
 
 # Which element each point lands on, as its number in document order with the body as 0 (the
 # numbering worldmodel/edit.py addresses) and its tag, so a caller can check it parsed the same.
+# A shadow root counts where its declarative <template shadowrootmode> stood in the HTML (the
+# host's first child, render/capture.py): one number for the template, then the root's elements.
 _HIT_JS = """((points) => {
-  const all = [document.body, ...document.body.querySelectorAll('*')];
-  const index = new Map(all.map((el, i) => [el, i]));
+  const all = [];
+  const visit = (el) => {
+    all.push(el);
+    if (el.shadowRoot) { all.push(null); for (const c of el.shadowRoot.children) visit(c); }
+    for (const c of el.children) visit(c);
+  };
+  visit(document.body);
+  const index = new Map();
+  all.forEach((el, i) => { if (el) index.set(el, i); });
+  const up = (el) => el.parentNode instanceof ShadowRoot ? el.parentNode.host : el.parentElement;
   return points.map(([x, y]) => {
     let el = document.elementFromPoint(x, y);
-    while (el && !index.has(el)) el = el.parentElement;
+    while (el && el.shadowRoot) {
+      const inner = el.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === el) break;
+      el = inner;
+    }
+    while (el && !index.has(el)) el = up(el);
     return el ? [index.get(el), el.localName] : null;
   });
 })"""

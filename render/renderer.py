@@ -330,11 +330,17 @@ class Renderer:
 
     async def _load(self, slot: _Slot, html: str, vp: Viewport, keep_pointer: bool = False) -> None:
         """Replace the slot's document with `html` (the slot came from `_take(vp)`, already that size).
-        A pointer a pooled interaction left over the page moves off it first, unless `keep_pointer`
-        (the next interaction places it itself): it would hover what the new document puts there.
-        With `keep_pointer` the document is written in one call (document.open/write/close, as
+
+        The window's scroll outlives a document written over it: it goes back to the top first, so
+        a page is shown where it opens (a capture's kept scroll, render/capture.py, is set by the
+        page itself), never where the page before it was scrolled to. A pointer a pooled
+        interaction left over the page moves off it too, unless `keep_pointer` (the next
+        interaction places it itself): it would hover what the new document puts there. With
+        `keep_pointer` the document is written in one call (document.open/write/close, as
         Playwright's set_content does) without waiting for its load event: run_ops_pooled's first
         script waits for it."""
+        world = slot.world if slot.world is not None else await open_world(slot.cdp, slot.frame_id, "wm-reset")
+        await slot.cdp.send("Runtime.evaluate", {"expression": "scrollTo(0, 0)", "contextId": world})
         if slot.pointer_on and not keep_pointer:
             await slot.cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": -1, "y": -1})
             slot.pointer_on = False

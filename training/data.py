@@ -221,7 +221,9 @@ _BODY = re.compile(r"<body\b[^>]*>", re.I)
 
 def _hidden_first(html: str, k: int) -> str:
     """`html` with k hidden, empty elements first in its body: nothing drawn changes, every body
-    element's number grows by k. Unchanged when there is no body tag."""
+    element's number grows by k. Unchanged when there is no body tag. (A capture's body holds its
+    children directly, so a rule that counts them from the start, `body > :first-child` or an
+    `:nth-child`, counts these too: rare, and only these augmented copies are affected.)"""
     m = _BODY.search(html)
     return html if m is None else html[: m.end()] + "<span hidden></span>" * k + html[m.end() :]
 

@@ -48,8 +48,16 @@ def extract_html(completion: str) -> tuple[str, bool]:
 
 
 def root_size(html: str) -> tuple[float, float] | None:
-    """The declared px size of the root element (#screen or [data-root]), if any."""
+    """The declared px size of the root element, if any: a `#screen` (or `[data-root]`) element's
+    style width and height, or a captured screen's `data-wm-size="WxH"` (render/capture.py: there
+    the body is the root and carries its size as an attribute, since a style would change its
+    layout)."""
     soup = BeautifulSoup(html, "html.parser")
+    sized = soup.find(attrs={"data-wm-size": True})
+    if sized is not None:
+        m = re.fullmatch(r"\s*([\d.]+)x([\d.]+)\s*", str(sized.get("data-wm-size")))
+        if m:
+            return float(m.group(1)), float(m.group(2))
     root = soup.find(id="screen") or soup.find(attrs={"data-root": True})
     if root is None:
         return None

@@ -18,7 +18,8 @@ EDIT_SYSTEM = (
 )
 CONTRACT = (
     "Output exactly one HTML document and nothing else: inline CSS only, no scripts, no external "
-    'resources. Put everything inside a root <div id="screen"> of exactly {w}px by {h}px. Draw '
+    'resources. The root is <body id="screen" data-wm-size="{w}x{h}"> (the screen is {w}px by '
+    '{h}px) or a <div id="screen"> of exactly that size. Draw '
     'images as <div class="img" data-label="what it shows"> placeholders.'
 )
 EDIT_CONTRACT = (
