@@ -339,7 +339,9 @@ class Renderer:
         `keep_pointer` the document is written in one call (document.open/write/close, as
         Playwright's set_content does) without waiting for its load event: run_ops_pooled's first
         script waits for it."""
-        world = slot.world if slot.world is not None else await open_world(slot.cdp, slot.frame_id, "wm-reset")
+        world = (
+            slot.world if slot.world is not None else await open_world(slot.cdp, slot.frame_id, "wm-reset")
+        )
         await slot.cdp.send("Runtime.evaluate", {"expression": "scrollTo(0, 0)", "contextId": world})
         if slot.pointer_on and not keep_pointer:
             await slot.cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": -1, "y": -1})
