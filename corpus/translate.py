@@ -611,8 +611,10 @@ def translate(
         cx0, cy0, cx1, cy1 = win_d.content
         covered[cy0:cy1, cx0:cx1] = True
     # what no window's content covers, as bands of the screenshot drawn over the windows: the
-    # status and navigation bars (system UI over a full-screen window), the app under a dialog
-    for band in _uncovered(covered):
+    # status and navigation bars (system UI over a full-screen window), the app under a dialog.
+    # Without a screenshot there are no pixels to carry: a blank crop would only hide what a
+    # reviser paints there.
+    for band in _uncovered(covered) if screenshot is not None else []:
         d.over.append(Elem("patch", band, props={"asset": crop_asset(img, band)}))
     d.clean = clean  # type: ignore[attr-defined]
     return d

@@ -43,7 +43,11 @@ def captured(monkeypatch):
     monkeypatch.setattr(
         training.train, "train", lambda cfg, resume, echo: got.update(cfg=cfg, resume=resume) or "r"
     )
-    monkeypatch.setattr(corpus.pipelines, "build_corpus", lambda out, cfg, compact, log: got.update(cfg=cfg))
+    monkeypatch.setattr(
+        corpus.pipelines,
+        "build_corpus",
+        lambda out, cfg, compact, id_test, log: got.update(cfg=cfg, id_test=id_test),
+    )
     return got
 
 

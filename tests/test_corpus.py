@@ -278,22 +278,22 @@ def test_visual_feedback_revision_raises_fidelity(tmp_path, renderer):
 
 
 def test_a_world_model_backend_can_be_the_reviser(tmp_path, renderer):
-    _android_fixture(tmp_path / "ep.tfrecord", renderer)
+    trees = _android_fixture(tmp_path / "ep.tfrecord", renderer)
     t = next(iter(import_android(tmp_path / "ep.tfrecord")))
+    blank = tree_to_html(trees[0], 360, 640)  # structure only, drawn on white and black
 
     class Painter(Backend):  # a backend that answers every query with a dark page, as a coder might
         name = "painter"
 
         def complete(self, queries):
-            assert queries[0].action.type == "wait" and queries[0].screen.html == t.screen.html
-            return [
-                "```html\n" + t.screen.html.replace("background:#fff", "background:rgb(30,40,60)") + "\n```"
-            ]
+            assert queries[0].action.type == "wait" and queries[0].screen.html == blank
+            dark = blank.replace("#ffffff", "rgb(30,40,60)").replace(
+                "background:#000", "background:rgb(30,40,60)"
+            )
+            return ["```html\n" + dark + "\n```"]
 
-    rev = revise_until(
-        t.screen.image, t.screen.html, backend_coder(Painter()), renderer, Viewport(360, 640), 0.8, 1
-    )
-    assert rev.rounds[1]["ssim"] > rev.rounds[0]["ssim"]
+    rev = revise_until(t.screen.image, blank, backend_coder(Painter()), renderer, Viewport(360, 640), 0.99, 1)
+    assert len(rev.rounds) == 2 and rev.rounds[1]["ssim"] > rev.rounds[0]["ssim"]
 
 
 def test_import_android_cli_reports_drops(tmp_path, renderer):

@@ -201,7 +201,7 @@ def test_wm_predict_writes_html_and_png(tmp_path, test_transitions):
 
 def test_wm_eval_reports_every_figure(tmp_path):
     res = CliRunner().invoke(
-        cli, ["eval", "-m", "copy", "-m", "retrieval", "--limit", "6", "-o", str(tmp_path)]
+        cli, ["eval", "-m", "copy", "-m", "retrieval", "--split", "test", "--limit", "6", "-o", str(tmp_path)]
     )
     assert res.exit_code == 0, res.output
     fig = json.loads((tmp_path / "figures.json").read_text())

@@ -59,7 +59,7 @@ def build(
         out,
         BuildConfig(**config),
         compact,
-        id_test,
+        id_test=id_test,
         log=typer.echo,
     )
 
