@@ -22,6 +22,16 @@ from worldmodel.dataset import iter_transitions
 from worldmodel.report import heat_map
 
 
+def _spread(blur: list[float], off: list[float]) -> dict[str, float]:
+    """Mean and worst of a set of screens' blurred SSIM and pixels off."""
+    return {
+        "blur_ssim_mean": float(np.mean(blur)),
+        "blur_ssim_min": float(np.min(blur)),
+        "pixels_off_mean": float(np.mean(off)),
+        "pixels_off_max": float(np.max(off)),
+    }
+
+
 def _screens(dd):
     """(split, app, episode, step, which, Screen) for every distinct screen with HTML."""
     seen = set()
@@ -87,10 +97,7 @@ def capture_fidelity(dd, renderer: Renderer | None = None, batch: int = 32):
         p = [x["pixels_off"] for x in ok]
         per_app[app] = {
             "screens": len(xs),
-            "blur_ssim_mean": float(np.mean(b)),
-            "blur_ssim_min": float(np.min(b)),
-            "pixels_off_mean": float(np.mean(p)),
-            "pixels_off_max": float(np.max(p)),
+            **_spread(b, p),
             "render_failures": sum(x["error"] is not None for x in xs),
         }
     return per_app, rows
@@ -177,12 +184,5 @@ def survey_table(rows) -> dict[str, dict]:
         errs = [x["error"] for x in rows if x["app"] == app and x["error"]]
         b = [x["blur_ssim"] for x in xs] or [0.0]
         p = [x["pixels_off"] for x in xs] or [1.0]
-        out[app] = {
-            "screens": len(xs),
-            "blur_ssim_mean": float(np.mean(b)),
-            "blur_ssim_min": float(np.min(b)),
-            "pixels_off_mean": float(np.mean(p)),
-            "pixels_off_max": float(np.max(p)),
-            "errors": errs,
-        }
+        out[app] = {"screens": len(xs), **_spread(b, p), "errors": errs}
     return out
