@@ -32,6 +32,27 @@ def recorder_args(loopback: bool) -> list[str]:
     return out
 
 
+# Resolves once the page holds still: its scroll position unchanged over three animation frames
+# and no finite animation or transition running (a spinner's endless one does not count), or
+# after `maxMs`. A tapped in-page link scrolls smoothly and a navbar shrinks as it goes; a
+# screenshot taken mid-way and a capture taken a moment later would not show the same screen.
+_STILL_JS = """async (maxMs) => {
+  const t0 = performance.now();
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+  const moving = () => document.getAnimations().some((a) => {
+    if (a.playState !== 'running') return false;
+    try { return Number.isFinite(a.effect.getComputedTiming().endTime); } catch (e) { return false; }
+  });
+  let last = null, same = 0;
+  while (performance.now() - t0 < maxMs) {
+    await frame();
+    const pos = [scrollX, scrollY, document.scrollingElement ? document.scrollingElement.scrollTop : 0].join();
+    if (pos === last && !moving()) { if (++same >= 3) return true; } else same = 0;
+    last = pos;
+  }
+  return false;
+}"""
+
 _ELEMENTS_JS = """() => {
   const out = [];
   const sel = 'a,button,input,textarea,select,label,[onclick],[role=button],[data-note],[data-contact],[data-toggle],.row,#area span,#area div,#area li,#area td,#area h3';
@@ -93,13 +114,22 @@ class Recorder:
     `capture` chooses how a screen becomes HTML: "stylesheets" (the page's own CSS kept, with
     its resources inlined: render/capture.py) or "computed" (per-element computed styles:
     corpus/snapshot.py). `loopback=True` lets pages reach dev servers on this machine's
-    loopback interface; nothing else is ever reachable.
+    loopback interface; nothing else is ever reachable. After each action it waits `settle_ms`,
+    then up to `still_ms` more until the page holds still (`_STILL_JS`), so the screenshot and
+    the capture show the same screen.
     """
 
-    def __init__(self, settle_ms: int = 350, capture: str = "stylesheets", loopback: bool = False):
+    def __init__(
+        self,
+        settle_ms: int = 350,
+        capture: str = "stylesheets",
+        loopback: bool = False,
+        still_ms: int = 3000,
+    ):
         if capture not in CAPTURES:
             raise ValueError(f"capture {capture!r} is not one of {', '.join(CAPTURES)}")
         self.settle_ms, self.capture, self.loopback = settle_ms, capture, loopback
+        self.still_ms = still_ms
         self._pw = None
         self._browser = None
 
@@ -187,6 +217,11 @@ class Recorder:
         return f"Explore the {app.name.split('-', 1)[-1]} app"
 
     def _capture(self, page, app: AppSpec) -> Screen:
+        if self.still_ms:
+            try:
+                page.evaluate(_STILL_JS, self.still_ms)
+            except Exception:  # a page navigating away: the screenshot below waits for it
+                pass
         png = page.screenshot(type="png", animations="disabled", caret="hide")
         if self.capture == "stylesheets":
             html = page.evaluate(CAPTURE_JS, CAPTURE_OPTIONS)

@@ -80,6 +80,26 @@ CAPTURE_JS = r"""async (opts) => {
   const MAX_RESOURCE = opts.maxResource, MAX_TOTAL = opts.maxTotal;
   let inlined = 0;
   const cache = new Map();
+  // A raster image over the cap (a site's full-size hero photo) is drawn again at no more than
+  // twice the viewport's pixels and re-encoded, smaller until it fits: the screen shows it at
+  // most about that large, so the render keeps the photo instead of a flat background.
+  const shrink = async (blob) => {
+    if (!/^image\/(png|jpe?g|webp|gif|bmp|avif)/.test(blob.type)) return null;
+    try {
+      const bmp = await createImageBitmap(blob);
+      const dpr = devicePixelRatio || 1;
+      const room = 2 * innerWidth * innerHeight * dpr * dpr;
+      let scale = Math.min(1, Math.sqrt(room / (bmp.width * bmp.height)));
+      for (let i = 0; i < 6; i++, scale *= 0.75) {
+        const w = Math.max(1, Math.round(bmp.width * scale)), h = Math.max(1, Math.round(bmp.height * scale));
+        const c = new OffscreenCanvas(w, h);
+        c.getContext('2d').drawImage(bmp, 0, 0, w, h);
+        const out = await c.convertToBlob({type: 'image/webp', quality: 0.82});
+        if (out.size <= MAX_RESOURCE) return out;
+      }
+    } catch (e) {}
+    return null;
+  };
   const toDataURL = async (url) => {
     if (!url || url.startsWith('data:')) return url;
     if (cache.has(url)) return cache.get(url);
@@ -87,8 +107,9 @@ CAPTURE_JS = r"""async (opts) => {
     try {
       const r = await fetch(url);
       if (r.ok) {
-        const b = await r.blob();
-        if (b.size <= MAX_RESOURCE && inlined + b.size <= MAX_TOTAL) {
+        let b = await r.blob();
+        if (b.size > MAX_RESOURCE) b = await shrink(b);
+        if (b && b.size <= MAX_RESOURCE && inlined + b.size <= MAX_TOTAL) {
           inlined += b.size;
           out = await new Promise((res) => {
             const fr = new FileReader();
@@ -168,13 +189,33 @@ CAPTURE_JS = r"""async (opts) => {
   try {
     for (const f of document.fonts) if (f.status === 'loaded') loadedFaces.add(faceKey(f.family, f.weight, f.style));
   } catch (e) {}
+  // A rule's declarations as text. Chromium writes a background shorthand of several layers with
+  // the single-valued longhands (`background-size: cover` after `background: a, url(b)`) on the
+  // first layer only, so the others fall back to auto size and repeat; such a rule is written
+  // as its longhands, which are exact (unless a var() leaves them pending).
+  const depth0Commas = (v) => {
+    let d = 0, n = 0;
+    for (const ch of v) { if (ch === '(') d++; else if (ch === ')') d--; else if (ch === ',' && !d) n++; }
+    return n;
+  };
+  const declarations = (style) => {
+    const text = style.cssText;
+    if (!/(^|;\s*)(background|mask):/.test(text) || text.includes('var(')) return text;
+    if (!depth0Commas(style.getPropertyValue('background-image')) && !depth0Commas(style.getPropertyValue('mask-image'))) return text;
+    let out = '';
+    for (let i = 0; i < style.length; i++) {
+      const p = style.item(i);
+      out += `${p}: ${style.getPropertyValue(p)}${style.getPropertyPriority(p) ? ' !important' : ''}; `;
+    }
+    return out.trim();
+  };
   const serializeRules = async (rules, base, scope = document) => {
     let out = '';
     for (const rule of rules) {
       if (rule instanceof CSSStyleRule) {
         if (!matchesSomething(rule.selectorText, scope)) continue;
         const sel = rewriteSelector(rule.selectorText);
-        let body = rule.style.cssText;
+        let body = declarations(rule.style);
         if (rule.cssRules && rule.cssRules.length) body += await serializeRules(rule.cssRules, base, scope);
         out += `${sel}{${await inlineUrls(body, base)}}\n`;
       } else if (rule instanceof CSSMediaRule) {
@@ -422,7 +463,8 @@ CAPTURE_JS = r"""async (opts) => {
 }"""
 CAPTURE_JS = with_state_names(CAPTURE_JS)
 
-# Per inlined resource and per screen: fonts and textures up to these sizes travel as data URLs.
+# Per inlined resource and per screen: fonts and textures up to these sizes travel as data URLs
+# (a larger raster image is re-encoded smaller until it fits; see `shrink` above).
 MAX_RESOURCE_BYTES = 400_000
 MAX_INLINED_BYTES = 2_000_000
 CAPTURE_OPTIONS = {"maxResource": MAX_RESOURCE_BYTES, "maxTotal": MAX_INLINED_BYTES}

@@ -304,7 +304,7 @@ _CAPTURE_AND_LEAVE_JS = """(async (opts) => {
   RESTORE;
   const html = await (CAPTURE)(opts);
   if (document.activeElement && document.activeElement.blur) document.activeElement.blur();
-  window.scrollTo(0, 0);
+  window.scrollTo({left: 0, top: 0, behavior: 'instant'});
   return html;
 })""".replace("RESTORE", _RESTORE_JS).replace("CAPTURE", CAPTURE_JS)
 

@@ -342,7 +342,10 @@ class Renderer:
         world = (
             slot.world if slot.world is not None else await open_world(slot.cdp, slot.frame_id, "wm-reset")
         )
-        await slot.cdp.send("Runtime.evaluate", {"expression": "scrollTo(0, 0)", "contextId": world})
+        # instant: a page whose CSS asks for smooth scrolling would otherwise still be gliding
+        # to the top when the next document is written
+        home = "scrollTo({left: 0, top: 0, behavior: 'instant'})"
+        await slot.cdp.send("Runtime.evaluate", {"expression": home, "contextId": world})
         if slot.pointer_on and not keep_pointer:
             await slot.cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": -1, "y": -1})
             slot.pointer_on = False

@@ -11,7 +11,8 @@ from bs4 import BeautifulSoup
 
 from corpus.apps import folder_app
 from corpus.recorder import Recorder
-from render import Viewport
+from render import Renderer, Viewport
+from render.capture import MAX_RESOURCE_BYTES
 from render.metrics import blur_ssim, pixels_off
 from worldmodel.edit import annotate
 from worldmodel.extract import root_size
@@ -116,13 +117,52 @@ customElements.define('x-card', class extends HTMLElement {
 });
 </script></body></html>"""
 
-PAGES = {"combinators": COMBINATORS, "layout": LAYOUT, "shadow": SHADOW}
+# A site's hero: a full-size photo over the per-resource inlining cap (the capture re-encodes it
+# smaller), drawn under a gradient as a two-layer background whose size, position and repeat are
+# single-valued longhands (Chromium's shorthand text keeps those on the first layer only); and
+# smooth scrolling, so a tapped in-page link glides for a while before the page holds still.
+MEDIA = """<!DOCTYPE html><html><head><style>
+html{scroll-behavior:smooth}
+body{margin:0;font:16px sans-serif}
+.hero{height:520px;color:#fff;padding:40px 20px;box-sizing:border-box;
+  background:linear-gradient(to bottom, rgba(20, 20, 60, 0.35), rgba(20, 20, 60, 0.35)), url("photo.png");
+  background-position:center;background-repeat:no-repeat;background-size:cover}
+.hero a{display:inline-block;background:#ff7043;color:#fff;padding:12px 18px;text-decoration:none}
+section{height:900px;padding:20px;background:#eceff1}
+#end{height:700px;background:#c5e1a5}
+</style></head><body>
+<div class="hero"><h1>Big photo</h1><a id="jump" href="#end">to the end</a></div>
+<section>middle</section><section id="end">the end</section>
+</body></html>"""
+
+
+def photo_png() -> bytes:
+    """A 1600x1000 picture with large shapes (wrong scale or placement shows) and faint pixel
+    noise, like a camera's (so the PNG is well over the 400 kB inlining cap)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    y, x = np.mgrid[0:1000, 0:1600]
+    img = np.zeros((1000, 1600, 3), np.uint8)
+    img[..., 0] = np.where(((x // 190) + (y // 140)) % 2, 230, 40)
+    img[..., 1] = (x * 255 // 1600).astype(np.uint8)
+    img[..., 2] = np.where((x - 800) ** 2 + (y - 500) ** 2 < 280**2, 240, 30)
+    noise = np.random.default_rng(0).integers(0, 5, img.shape, dtype=np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(img - np.minimum(img, noise)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+PAGES = {"combinators": COMBINATORS, "layout": LAYOUT, "shadow": SHADOW, "media": MEDIA}
 # What each page's episode does: taps on these elements ("host/inner" reaches into a shadow
 # root) or a scroll of the view, in this order.
 STEPS = {
     "combinators": ("#menu", "#close", "#more", "#menu", "scroll"),
     "layout": ("scroll", "#theme", "scroll", "#theme"),
     "shadow": ("x-card/button", "scroll", "x-card:nth-of-type(2)/button"),
+    "media": ("#jump", "scroll", "scroll"),
 }
 _CENTRE_JS = """(path) => {
   let [host, inner] = path.split('/'), el = document.querySelector(host);
@@ -155,6 +195,7 @@ def recorded(tmp_path_factory):
         for name, page in PAGES.items():
             d = tmp_path_factory.mktemp(name)
             (d / "index.html").write_text(page)
+            (d / "photo.png").write_bytes(photo_png())
             for size, vp in SIZES.items():
                 app = folder_app(d, name=f"{name}-{size}", viewport=vp)
                 out[name, size] = rec.record_trajectory(app, scripted(STEPS[name]), max_steps=5, seed=2)
@@ -190,6 +231,15 @@ def test_structure_the_script_changed_is_what_the_capture_shows(recorded):
     assert "data-wm-scroll" in recorded["combinators", "phone"][-1].next_screen.html
 
 
+def test_an_oversized_photo_is_inlined_smaller_and_a_layered_background_keeps_its_size(recorded):
+    assert len(photo_png()) > MAX_RESOURCE_BYTES
+    for size in SIZES:
+        first = recorded["media", size][0].screen.html
+        assert first.count("data:image/webp") == 1  # re-encoded under the cap, not dropped
+        hero = first[first.index(".hero{") :].split("}", 1)[0]
+        assert "background-size: cover" in hero and "background-repeat: no-repeat" in hero
+
+
 def test_a_shadow_root_numbers_where_its_template_stood(recorded, renderer):
     # the sim's hit test counts a shadow root's elements where the parser found its template:
     # the first card's toggle button (inside its shadow root, at the header's right end)
@@ -213,3 +263,15 @@ def test_an_old_capture_with_the_screen_wrapper_still_renders_and_recaptures(ren
     assert not isinstance(res, Exception)
     red = (res.image[..., 0] > 150) & (res.image[..., 1] < 80)
     assert red[:40, :60].any()
+
+
+def test_a_page_rendered_after_a_smoothly_scrolled_one_opens_at_its_top(recorded):
+    # one pooled page renders both: the first asks for smooth scrolling and is captured after
+    # its in-page link scrolled the window; the window goes home at once before the next document
+    ts = recorded["media", "phone"]
+    top, jumped = ts[0].screen, ts[0].next_screen
+    assert "data-wm-scroll" in jumped.html
+    with Renderer(pool_size=1, cache_size=0) as r:
+        r.render_many([(jumped.html, jumped.viewport())])
+        (res,) = r.render_many([(top.html, top.viewport())])
+    assert blur_ssim(res.image, top.array) >= FLOOR
