@@ -6,7 +6,8 @@ cascade that decides text metrics. Real apps nobody here wrote lost 5% of their 
 This capture does what rrweb-snapshot and SingleFile do instead:
 
 - the page's stylesheets are kept as text, in order (linked, inline, imported and adopted
-  ones), with every `url()` (images, fonts) turned into a data URL; rules whose selector
+  ones), with every `url()` (images, fonts) turned into a data URL (a photo over the
+  per-resource cap re-encoded smaller, as a screen shows it no larger); rules whose selector
   matches nothing on the page are dropped, and `@media`/`@supports` blocks that do not apply
   at this viewport are dropped and the rest flattened, which keeps targets short;
 - interaction state a static document cannot have becomes classes: an element under the mouse
