@@ -209,6 +209,9 @@ class Recorder:
                 seed,
             )
             page.wait_for_timeout(100)
+            # MiniWoB++'s own harness shows the task in a larger window; in one the task's size a
+            # widget focused on start (click-dialog's close button) scrolls the task out of view
+            page.evaluate("scrollTo({left: 0, top: 0, behavior: 'instant'})")
             return page.evaluate("core.getUtterance()")
         page.wait_for_timeout(100)
         if app.goal:

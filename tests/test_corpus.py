@@ -50,6 +50,22 @@ def test_miniwob_task_recorded_live_and_solved(recorder, renderer):
         assert ssim(res.image, t.next_screen.array) > SNAPSHOT_SSIM
 
 
+def test_a_task_whose_widget_scrolls_on_start_is_recorded_in_view(recorder):
+    # click-dialog's dialog focuses its close button as it opens, which scrolls a window the
+    # task's size sideways: the episode starts with the window home, the query and dialog shown
+    seen = {}
+
+    def look(ctx):
+        seen["screen"], seen["scroll"] = ctx.screen, ctx.page.evaluate("[scrollX, scrollY]")
+
+    recorder.record_trajectory(miniwob_app("click-dialog"), look, max_steps=1, seed=100)
+    assert seen["scroll"] == [0, 0]
+    html = seen["screen"].html
+    assert "data-wm-scroll" not in html and "ui-dialog-titlebar-close" in html
+    top = seen["screen"].array[:40]
+    assert (top[..., 2] < 80).mean() > 0.5  # the yellow query banner along the top
+
+
 def test_phone_app_exploration_changes_screens(recorder, renderer):
     tr = recorder.record_trajectory(phone_app("contacts", seed=4), explore, max_steps=6, seed=4)
     assert len(tr) == 6
