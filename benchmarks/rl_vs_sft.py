@@ -16,7 +16,8 @@ At equal compute (`--budget SECONDS --seeds 0 1 2`): per seed, from the same bas
 pre-pass over the prompts included, with the preset's dynamic sampling) and more SFT each run
 for the same wall clock on the same machine, one after the other, at a constant learning rate;
 both are scored on the held-out transitions with SSIM, text F1 and the normalised rewards, and
-the summary says whether GRPO's lead is larger than the seeds' spread. `--device`, `--dtype`
+the summary says whether GRPO's lead is larger than the seeds' spread. `--rescore` scores the
+arms such a run saved under `--out` again, on `--eval` transitions (e.g. all of the test split). `--device`, `--dtype`
 and `--model-path` run the same comparison on a GPU with a real checkpoint, e.g.
 
     python benchmarks/rl_vs_sft.py --preset qwen3-vl-8b --model-path /models/Qwen3-VL-8B-Instruct \
@@ -105,6 +106,11 @@ def main():
     ap.add_argument(
         "--prepass", type=int, default=None, help="GRPO's pre-pass prompts (default: the preset's)"
     )
+    ap.add_argument(
+        "--rescore",
+        action="store_true",
+        help="score the arms an equal-compute run saved under --out again, on --eval transitions",
+    )
     ap.add_argument("--train-sample", type=int, default=0, help="train on N shuffled transitions (0 = all)")
     args = ap.parse_args()
     out = Path(args.out)
@@ -127,8 +133,9 @@ def main():
     train = dd["train"]
     if args.train_sample:  # a shuffled share of the training split (a cheaper run on a busy machine)
         train = train.shuffle(seed=0, keep_in_memory=True).select(range(min(args.train_sample, len(train))))
-    examples = training_examples(cfg, train)
-    imitate = sft_examples(cfg, examples)
+    # (a re-score trains nothing: no training examples, which after the sim take minutes to make)
+    examples = None if args.rescore else training_examples(cfg, train)
+    imitate = None if args.rescore else sft_examples(cfg, examples)
     after = cfg.after if edit else ""
     with Renderer() as r:
         test = to_examples(
@@ -148,7 +155,7 @@ def main():
         trainer, _ = run_sft(cfg, model, proc, imitate, args.sft_steps, out / "base")
         base = save_checkpoint(trainer, proc, out / "base" / "final", cfg)
     t_base = time.perf_counter() - t0
-    if edit:
+    if edit and imitate is not None:
         cfg = replace(cfg, max_completion_length=completion_budget(imitate, proc.tokenizer, cfg))
 
     figures = {
@@ -162,6 +169,8 @@ def main():
         "seconds": {"base_sft": t_base},
         "steps": {"base_sft": None if args.base else args.sft_steps, "extra": args.extra_steps},
     }
+    if args.rescore:
+        return rescore(args, cfg, base, test, figures, out)
     if args.budget:
         return equal_compute(args, cfg, base, examples, imitate, test, figures, out)
     with Renderer() as r:
@@ -257,6 +266,26 @@ def equal_compute(args, cfg, base, examples, imitate, test, figures, out: Path):
     figures["summary"] = summary(figures)
     (out / "figures.json").write_text(json.dumps(figures, indent=2))
     print(json.dumps(figures, indent=2))
+    print(table(figures))
+
+
+def rescore(args, cfg, base, test, figures, out: Path):
+    """The arms an equal-compute run saved under `out` (sft_seedN/final, grpo_seedN/final) scored
+    again on `test`, e.g. on every held-out transition instead of the run's sample: with greedy
+    answers a few edits that apply or not move a small sample's mean, and so the seeds' spread."""
+    prev = json.loads((out / "figures.json").read_text())
+    figures.update(budget_s=prev.get("budget_s"), seeds={})
+    with Renderer() as r:
+        figures["sft_base"] = score(base, cfg, test, r, args.max_new_tokens)
+        for seed, old in prev["seeds"].items():
+            c = replace(cfg, seed=int(seed))
+            fig = {k: v for k, v in old.items() if k not in ("sft_only", "sft_plus_grpo")}
+            fig["sft_only"] = score(out / f"sft_seed{seed}" / "final", c, test, r, args.max_new_tokens)
+            fig["sft_plus_grpo"] = score(out / f"grpo_seed{seed}" / "final", c, test, r, args.max_new_tokens)
+            figures["seeds"][seed] = fig
+            print(f"seed {seed}:", json.dumps(fig))
+    figures["summary"] = summary(figures)
+    (out / f"figures_eval{len(test)}.json").write_text(json.dumps(figures, indent=2))
     print(table(figures))
 
 
