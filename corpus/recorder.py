@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from render.capture import CAPTURE_JS, CAPTURE_OPTIONS
-from render.interact import action_events
+from render.interact import SCROLL_HOME_JS, action_events
 from render.sandbox import CHROMIUM_ARGS, chromium_path
 from worldmodel.types import Action, Screen, Transition
 
@@ -211,7 +211,7 @@ class Recorder:
             page.wait_for_timeout(100)
             # MiniWoB++'s own harness shows the task in a larger window; in one the task's size a
             # widget focused on start (click-dialog's close button) scrolls the task out of view
-            page.evaluate("scrollTo({left: 0, top: 0, behavior: 'instant'})")
+            page.evaluate(SCROLL_HOME_JS)
             return page.evaluate("core.getUtterance()")
         page.wait_for_timeout(100)
         if app.goal:

@@ -31,6 +31,10 @@ from .capture import CAPTURE_JS, CAPTURE_OPTIONS, with_state_names
 
 OPS = ("click", "hover", "type", "key", "scroll")
 
+# The window back at its top-left at once: a page whose CSS asks for smooth scrolling would glide
+# there instead, and still be moving when a screenshot, a capture or the next document comes.
+SCROLL_HOME_JS = "scrollTo({left: 0, top: 0, behavior: 'instant'})"
+
 # ---- an action as input events: the one mapping the recorder and the sim both use --------------
 # Which way the finger moves for each direction (x right, y down).
 DIRECTION_VECTORS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
@@ -300,13 +304,17 @@ _PREPARE_AT_JS = """(async (point) => {
   return [pointer, href, plain];
 })""".replace("PREPARE", _PREPARE_JS)
 
-_CAPTURE_AND_LEAVE_JS = """(async (opts) => {
+_CAPTURE_AND_LEAVE_JS = (
+    """(async (opts) => {
   RESTORE;
   const html = await (CAPTURE)(opts);
   if (document.activeElement && document.activeElement.blur) document.activeElement.blur();
-  window.scrollTo({left: 0, top: 0, behavior: 'instant'});
+  SCROLL_HOME;
   return html;
-})""".replace("RESTORE", _RESTORE_JS).replace("CAPTURE", CAPTURE_JS)
+})""".replace("RESTORE", _RESTORE_JS)
+    .replace("CAPTURE", CAPTURE_JS)
+    .replace("SCROLL_HOME", SCROLL_HOME_JS)
+)
 
 
 def _mouse(kind: str, x: float, y: float, pressed: bool = False) -> dict:

@@ -40,7 +40,15 @@ from PIL import Image
 from .assets import resolve as resolve_assets
 from .assets import unresolve as unresolve_assets
 from .compact import COMPACT_JS, minify_styles
-from .interact import Interaction, check_ops, hit_test, open_world, run_ops, run_ops_pooled
+from .interact import (
+    SCROLL_HOME_JS,
+    Interaction,
+    check_ops,
+    hit_test,
+    open_world,
+    run_ops,
+    run_ops_pooled,
+)
 from .sandbox import NO_WEBRTC_JS, SHELL_URL, chromium_args, chromium_path, shell_response
 from .watchdog import MemoryWatchdog
 
@@ -342,10 +350,7 @@ class Renderer:
         world = (
             slot.world if slot.world is not None else await open_world(slot.cdp, slot.frame_id, "wm-reset")
         )
-        # instant: a page whose CSS asks for smooth scrolling would otherwise still be gliding
-        # to the top when the next document is written
-        home = "scrollTo({left: 0, top: 0, behavior: 'instant'})"
-        await slot.cdp.send("Runtime.evaluate", {"expression": home, "contextId": world})
+        await slot.cdp.send("Runtime.evaluate", {"expression": SCROLL_HOME_JS, "contextId": world})
         if slot.pointer_on and not keep_pointer:
             await slot.cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": -1, "y": -1})
             slot.pointer_on = False
