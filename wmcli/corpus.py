@@ -132,19 +132,24 @@ def record(
     )
 
 
+# The options both phone imports take: when a translated screen is good enough, and the licence.
+_THRESHOLD = typer.Option(0.85, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach")
+_MAX_OFF = typer.Option(0.08, min=0.0, max=1.0, help="share of pixels a screen may have off")
+_ROUNDS = typer.Option(2, min=0, help="revision rounds before a screen is dropped")
+_LICENCE = typer.Option(
+    None, help="the data's licence for the dataset card (default: what the source states)"
+)
+
+
 @app.command("import-android")
 def import_android_cmd(
     path: Path = typer.Argument(..., help="AndroidControl TFRecord file"),
     out: Path = typer.Option(..., "-o", "--out", file_okay=False),
-    threshold: float = typer.Option(
-        0.85, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
-    ),
-    max_off: float = typer.Option(0.08, min=0.0, max=1.0, help="share of pixels a screen may have off"),
-    rounds: int = typer.Option(2, min=0, help="revision rounds before a screen is dropped"),
+    threshold: float = _THRESHOLD,
+    max_off: float = _MAX_OFF,
+    rounds: int = _ROUNDS,
     scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor of the screenshots"),
-    licence: str = typer.Option(
-        None, help="the data's licence for the dataset card (default: what the source states)"
-    ),
+    licence: str = _LICENCE,
     coder: str = typer.Option(
         "rules", help="reviser: 'rules' (per-region fixes from the screenshot) or a model spec"
     ),
@@ -172,14 +177,10 @@ def import_android_cmd(
 def import_droidbot_cmd(
     folder: Path = typer.Argument(..., help="DroidBot output folder (events/, states/, utg.js)"),
     out: Path = typer.Option(..., "-o", "--out", file_okay=False),
-    threshold: float = typer.Option(
-        0.85, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
-    ),
-    max_off: float = typer.Option(0.08, min=0.0, max=1.0, help="share of pixels a screen may have off"),
-    rounds: int = typer.Option(2, min=0, help="revision rounds before a screen is dropped"),
-    licence: str = typer.Option(
-        None, help="the data's licence for the dataset card (default: what the source states)"
-    ),
+    threshold: float = _THRESHOLD,
+    max_off: float = _MAX_OFF,
+    rounds: int = _ROUNDS,
+    licence: str = _LICENCE,
     app_name: str = typer.Option(None, "--app", help="app name (default: the states' commonest package)"),
 ) -> None:
     """Import a DroidBot exploration: events joined to their screens, translated, revised, saved."""
