@@ -18,20 +18,7 @@ import pytest
 from wmcli import EXTRA_OF_MODULE
 
 ROOT = Path(__file__).resolve().parent.parent
-# the packages only extras bring (import names); protobuf is `google.protobuf`
-HEAVY = (
-    "torch",
-    "transformers",
-    "trl",
-    "accelerate",
-    "datasets",
-    "tokenizers",
-    "gymnasium",
-    "tfrecord",
-    "google",
-    "grpc_tools",
-    "httpx",
-)
+# the packages only extras bring (distribution names), and the names they are imported by
 HEAVY_DISTS = (
     "torch",
     "transformers",
@@ -45,6 +32,8 @@ HEAVY_DISTS = (
     "grpcio-tools",
     "httpx",
 )
+IMPORTED_AS = {"protobuf": "google", "grpcio-tools": "grpc_tools"}
+HEAVY = tuple(IMPORTED_AS.get(d, d) for d in HEAVY_DISTS)
 
 PRELUDE = textwrap.dedent(
     """
