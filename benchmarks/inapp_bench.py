@@ -1,7 +1,7 @@
 """In-app against unseen-app fidelity, Code2World's Table 1 setting, for the weightless models and a checkpoint.
 
     python benchmarks/inapp_bench.py [--corpus PATH] [--unseen PATH[:SPLIT] ...] [--checkpoint DIR]
-        [--limit N]
+        [--limit N] [--tune-alike]
 
 In-app: the corpus' id-test split (new episodes of apps it trains on; `wm corpus add-id-test`).
 Unseen apps: its test split, plus every `--unseen` corpus (e.g. third-party apps in no split that
@@ -12,15 +12,24 @@ source): SSIM, blurred SSIM, text F1, element F1, the SSIM gain over the screens
 text F1 gain over the `copy` backend, the copy-correlation (gWorld's check that a model is not
 just copying: the correlation of its gain with how much the screen changed), and each composed
 model's margin over the sim alone. Every model but `copy` writes edits (copy: the captured HTML
-rendered); memory's exact / near / none hit rates are printed per group. All figures are from
+rendered); memory's exact / destination / near / none hit rates are printed per group. All figures are from
 one run: the baselines are measured beside the models.
+
+`--tune-alike` measures how alike in structure a near neighbour must be (memory's `min_alike`)
+on the train split, never on the splits above: each train episode of the phone and third-party
+apps and the first of each MiniWoB++ task is left out of the index in turn and predicted by
+sim+memory with no threshold; per threshold it prints the gain over the sim alone that the near
+hits kept would bring.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import time
+from collections import defaultdict
 
+from render.metrics import ssim, text_f1
 from worldmodel import Renderer, WorldModel
 from worldmodel.backends.base import Backend
 from worldmodel.backends.copy import CopyBackend
@@ -118,7 +127,26 @@ def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index, only=
         _print_group(g, figs, rates, time.perf_counter() - t0)
     for m in ms.values():
         m.close()
+    if len(rows) > 1:
+        _print_pooled(rows)
     return rows
+
+
+def _print_pooled(rows) -> None:
+    """Every group's transitions together: each model's gains over the screenshot copy (SSIM)
+    and the copy backend (text F1), weighted by the groups' sizes."""
+    n = sum(f["n"] for f in rows.values())
+    print(f"\n[all groups, pooled] {n} transitions")
+    for name in next(iter(rows.values()))["backends"]:
+        ssim_gain = sum(f["n"] * f["backends"][name]["gain_over_copy"] for f in rows.values()) / n
+        tf_gain = (
+            sum(
+                f["n"] * ((f["backends"][name]["text_f1"] or 0) - f["backends"]["copy"]["text_f1"])
+                for f in rows.values()
+            )
+            / n
+        )
+        print(f"{name:16s} SSIM-shot {ssim_gain:+.4f}  tF1-copy {tf_gain:+.4f}")
 
 
 def _print_group(g, figs, rates, secs):
@@ -145,7 +173,49 @@ def _print_group(g, figs, rates, secs):
             f" {f['gain_over_copy']:+9.4f} {tf:+8.4f} {r:>7s} {vs:>18s}"
         )
     for n, hr in rates.items():
-        print(f"  {n} hit rates: exact {hr['exact']:.2f}, near {hr['near']:.2f}, none {hr['none']:.2f}")
+        print(f"  {n} hit rates: " + ", ".join(f"{k} {v:.2f}" for k, v in hr.items()))
+
+
+def tune_alike(renderer, train, known) -> None:
+    """Leave-one-episode-out on the train split (see the module's docstring)."""
+    episodes = defaultdict(list)
+    for t in train:
+        episodes[(t.app, t.episode_id)].append(t)
+    first = {}
+    for app, ep in sorted(episodes):
+        first.setdefault(app, ep)
+    chosen = [k for k in sorted(episodes) if group(k[0]) != "MiniWoB++" or first[k[0]] == k[1]]
+    shared, rows = SharedSim(), []
+    sim = WorldModel([shared], renderer, "sim")
+    for app, ep in chosen:
+        ts = episodes[(app, ep)]
+        mem = MemoryBackend([t for t in known if t.episode_id != ep], min_alike=0.0)
+        both = WorldModel([shared, mem], renderer, "sim+memory")
+        got = both.predict_many([(t.screen, t.action) for t in ts], "edit")
+        alone = sim.predict_many([(t.screen, t.action) for t in ts], "edit")
+        for t, p, s in zip(ts, got, alone):
+            m = re.search(r"memory: near: .*?(\d+)% alike in structure", p.note)
+            if m:
+                nxt = t.next_screen
+                rows.append(
+                    (
+                        group(app),
+                        int(m.group(1)) / 100,
+                        text_f1(p.html, nxt.html) - text_f1(s.html, nxt.html),
+                        (ssim(p.image, nxt.array) if p.ok else 0.0)
+                        - (ssim(s.image, nxt.array) if s.ok else 0.0),
+                    )
+                )
+        print(f"  {ep}: {len(ts)} steps", flush=True)
+    n = sum(len(episodes[k]) for k in chosen)
+    print(f"\n{n} transitions of {len(chosen)} left-out train episodes; {len(rows)} near hits")
+    print(
+        "min_alike  near hits kept  text F1 gain over sim  SSIM gain over sim  (per transition, all groups)"
+    )
+    for thr in (0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 1.0):
+        kept = [r for r in rows if r[1] >= thr]
+        tf, sg = sum(r[2] for r in kept) / n, sum(r[3] for r in kept) / n
+        print(f"{thr:9.2f}  {len(kept):14d}  {tf:+21.4f}  {sg:+18.4f}")
 
 
 def main():
@@ -160,6 +230,9 @@ def main():
         "--models", default="", help="comma-separated names to run (default: all; copy and sim always)"
     )
     ap.add_argument("--only", choices=("in-app", "unseen"), default=None, help="one setting only")
+    ap.add_argument(
+        "--tune-alike", action="store_true", help="only measure memory's min_alike on the train split"
+    )
     args = ap.parse_args()
     dd = load_corpus(args.corpus)
     if ID_TEST not in dd:
@@ -174,6 +247,11 @@ def main():
     t0 = time.perf_counter()
     train = _transitions(args.corpus, ["train"])
     index = (train, train + _transitions(args.corpus, ["validation"]))
+    if args.tune_alike:
+        with Renderer() as r:
+            tune_alike(r, train, index[1])
+        print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+        return
     sets = (
         ("in-app (id-test: apps seen in training, episodes not)", in_app, True),
         ("unseen apps (test split and --unseen corpora)", unseen, False),

@@ -200,3 +200,71 @@ def test_add_id_test_records_new_seeds_of_training_apps_only(shots, tmp_path):
     figs = json.loads((tmp_path / "ev" / "figures.json").read_text())
     assert set(figs) == {"id-test", "test"} and figs["id-test"]["n"] == 2 and figs["test"]["n"] == 1
     assert "in-app SSIM" in res.output and "unseen apps SSIM" in res.output
+
+
+def listing(items, select: bool = False, picked=(), link: str = "") -> str:
+    """A list app with two states: browsing (a tap opens nothing here; it strikes the item out)
+    and selection mode (a bar with a Clear button; a tap picks the item)."""
+    bar = '<div id="bar"><button id="clear">Clear</button></div>' if select else '<div id="bar">Notes</div>'
+    lis = "".join(f"<li{' class=picked' if i in picked else ''}>{i}</li>" for i in items)
+    return (
+        "<!DOCTYPE html><html><head><style>#screen{font:16px sans-serif}#bar{height:30px}"
+        "li{height:24px}.picked{background:#8cf}.done{text-decoration:line-through}</style></head>"
+        '<body style="margin:0"><div id="screen" style="width:200px;height:300px">'
+        f"{bar}<ul style='margin:0'>{lis}</ul>{link}</div></body></html>"
+    )
+
+
+ONE = Action("tap", x=20, y=42)  # on the first item
+
+
+def test_memory_prefers_a_recording_of_the_same_state_and_knows_where_links_and_home_lead(shots, renderer):
+    def rec(before, action, after, ep, step=0):
+        return Transition(shots(before), action, shots(after), app="lists", episode_id=ep, step=step)
+
+    launcher = page([])
+    to_b = '<a href="b.html" style="display:block;height:30px">{}</a>'
+    recorded = [
+        # browsing: a tap strikes the item out; the screen looks just like the query's below
+        rec(
+            listing(["one", "two", "three"]),
+            ONE,
+            listing(["one", "two", "three"]).replace("<li>one", "<li class=done>one"),
+            "l-0",
+        ),
+        # selection mode, other items: a tap picks the item
+        rec(
+            listing(["one", "nine"], select=True),
+            ONE,
+            listing(["one", "nine"], select=True, picked=("one",)),
+            "l-1",
+        ),
+        # a link to b.html left the page for page b
+        rec(listing(["x"], link=to_b.format("Next")), Action("tap", x=20, y=70), page(["b"]), "l-2"),
+        # home from two different screens went to the launcher
+        rec(listing(["x"]), Action("home"), launcher, "l-3"),
+        rec(listing(["y", "z"], select=True), Action("home"), launcher, "l-4"),
+    ]
+    mem = MemoryBackend(recorded)
+    wm = WorldModel(mem, renderer)
+    sel = wm.predict(shots(listing(["one", "two", "three"], select=True)), ONE, mode="edit")
+    assert sel.note.startswith("near: l-1 step 0") and '<li class="picked">one</li>' in sel.html.replace(
+        "'", '"'
+    ), sel.note
+    assert "100% alike in structure" in sel.note
+    # a link with another text but the same target goes where the recorded one went
+    link = wm.predict(
+        shots(listing(["p", "q"], link=to_b.format("Go to B"))), Action("tap", x=20, y=100), mode="edit"
+    )
+    assert link.note.startswith("destination: where l-2 step 0 went") and "<li>b</li>" in link.html, link.note
+    home = wm.predict(shots(listing(["a"], select=True, picked=("a",))), Action("home"), mode="edit")
+    assert home.note.startswith("destination: where l-"), home.note
+    assert "<ul></ul>" in home.html.replace("\n", "") and "Clear" not in home.html  # the launcher, whole
+    assert mem.hit_rates()["destination"] == 2 / 3
+    # with one recording of an unpointed action there is no telling where it leads from elsewhere
+    alone = MemoryBackend(recorded[:4])
+    assert alone._destination(Query(shots(listing(["a"])), Action("home")), None) is None
+    # a recording of another state of the app is no answer once the structures differ too much
+    strict = WorldModel(MemoryBackend(recorded[1:2], min_alike=0.95), renderer)
+    got = strict.predict(shots(listing(["one", "two"])), ONE, mode="edit")
+    assert got.edit == "" and "no change" in got.note

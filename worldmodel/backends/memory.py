@@ -8,22 +8,28 @@ same app's recordings, and only when it can tell it knows:
 - **exact**: the same screen (a hash of its captured DOM, canonicalised: the capture's hover,
   focus and ring markers and whitespace left out) and the same action (same type, text, key,
   direction; a point on the same element): the recorded next screen;
-- **near**: a recorded screen of the same app, nearest in looks, whose action was of the same
-  type on an element of the same role and text (tag, role, own text): its edit transplanted
-  onto this screen (worldmodel/transplant.py), kept only where at least `min_agreement` of its
-  lines find a home here;
+- **destination**: where the app is known to go whatever screen the action starts from: a tap on
+  a link to another page whose target (its `href`) a recording of the same app reached, or an
+  action without a point (home, a key) that led to one and the same recorded screen from at
+  least two different screens: that recorded screen;
+- **near**: a recorded screen of the same app, nearest first in structure (the elements' tags,
+  ids and classes it holds: a list in selection mode is another state of the app than the
+  same list browsed) and then in looks, whose action was of the same type on an element of the
+  same role and text (tag, role, own text): its edit transplanted onto this screen
+  (worldmodel/transplant.py), kept only where at least `min_agreement` of its lines find a
+  home here;
 - **none**: no change (the screen as it is, or as the stage before made it), and the
   prediction's note says why.
 
 After another stage (`sim+memory`) it still looks up the screen the caller gave
-(`Query.origin`). An exact hit's recorded next screen replaces what the stage before made. A
-near one does too where that stage left the screen as it was (on the phone apps the recorded
-reaction, browser part included, is nearer the truth); where that stage changed it (the
-browser scrolled, checked, typed) only the app's part of the reaction is carried over onto it
-(on the docs apps the sim's scroll is nearer the truth). Where it knows nothing, that stage's
+(`Query.origin`). An exact or destination hit's recorded next screen replaces what the stage
+before made. A near one does too where that stage left the screen as it was (on the phone apps
+the recorded reaction, browser part included, is nearer the truth); where that stage changed
+it (the browser scrolled, checked, typed) only the app's part of the reaction is carried over
+onto it (on the docs apps the sim's scroll is nearer the truth). Where it knows nothing, that stage's
 screen is kept as it is.
 
-`stats` counts the three outcomes. It indexes the corpus' train and validation splits by
+`stats` counts the four outcomes. It indexes the corpus' train and validation splits by
 default, never the id-test or test rows a model is evaluated on.
 """
 
@@ -45,10 +51,15 @@ from .retrieval import features
 
 DEFAULT_SPLITS = ("train", "validation")
 MIN_AGREEMENT = 0.5  # share of a near neighbour's edit lines that must find a home here
+MIN_ALIKE = 0.7  # how alike in structure (skeleton Jaccard) a near neighbour's screen must be; chosen on
+# the train split, each episode left out of the index in turn (benchmarks/RESULTS.md)
 NEAR_CANDIDATES = 6  # nearest same-app screens whose action target is checked, per query
 _STATE_TOKEN = re.compile(r"(?<![\w-])wm-[\w-]+")
 _CLASS_ATTR = re.compile(r'class="([^"]*)"')
 _RING = re.compile(r'\s*data-wm-ring="[^"]*"')
+_OPEN_TAG = re.compile(r"<([a-zA-Z][\w-]*)([^>]*)>")
+_ID_ATTR = re.compile(r'\sid="([^"]*)"')
+OUTCOMES = ("exact", "destination", "near", "none")
 
 
 def screen_key(html: str) -> str:
@@ -60,6 +71,41 @@ def screen_key(html: str) -> str:
     h = re.sub(r'\s*class=""', "", h)
     h = re.sub(r"\s+", " ", h).strip()
     return hashlib.sha1(h.encode("utf-8", "replace")).hexdigest()
+
+
+def skeleton(html: str) -> frozenset[str]:
+    """What kinds of element a screen holds, text and counts aside: `tag`, `tag#id` and
+    `tag.class` of every element (the capture's state classes left out). Two screens of one
+    state of an app (the list browsed, with other items) share it; another state (the list in
+    selection mode, a dialog open) adds or drops some."""
+    out = set()
+    for tag, attrs in _OPEN_TAG.findall(html or ""):
+        tag = tag.lower()
+        out.add(tag)
+        m = _ID_ATTR.search(attrs)
+        if m:
+            out.add(f"{tag}#{m.group(1)}")
+        c = _CLASS_ATTR.search(attrs)
+        if c:
+            out.update(f"{tag}.{k}" for k in _STATE_TOKEN.sub("", c.group(1)).split())
+    return frozenset(out)
+
+
+def _jaccard(a: frozenset, b: frozenset) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+def _link(html: str, n: int | None) -> str | None:
+    """The `href` of the link element n is or sits in, where it leads to another page (not an
+    anchor on this one, not a script)."""
+    if n is None or not html:
+        return None
+    els = Doc.of(html).elements
+    if not 0 <= n < len(els):
+        return None
+    a = els[n] if els[n].name == "a" else els[n].find_parent("a")
+    href = (a.get("href") or "").strip() if a is not None else ""
+    return href if href and not href.startswith(("#", "javascript:")) else None
 
 
 def _same_kind(a: Action, b: Action) -> bool:
@@ -80,23 +126,27 @@ def _role(html: str, n: int | None) -> tuple | None:
 class MemoryBackend(Backend):
     name = "memory"
     edits = True
-    OPTIONS = ("splits", "min_agreement")
+    OPTIONS = ("splits", "min_agreement", "min_alike")
 
-    def __init__(self, transitions, min_agreement: float = MIN_AGREEMENT):
+    def __init__(self, transitions, min_agreement: float = MIN_AGREEMENT, min_alike: float = MIN_ALIKE):
         self.sources: list[Transition] = [t for t in transitions if t.screen.html and t.next_screen.html]
         if not self.sources:
             raise ValueError("memory index is empty: the corpus splits have no transitions with HTML")
         self.min_agreement = min_agreement
+        self.min_alike = min_alike
         self.by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
         self.by_app: dict[str, list[int]] = defaultdict(list)
+        self.screen_keys = [screen_key(t.screen.html) for t in self.sources]
         for i, t in enumerate(self.sources):
-            self.by_key[(t.app, screen_key(t.screen.html))].append(i)
+            self.by_key[(t.app, self.screen_keys[i])].append(i)
             self.by_app[t.app].append(i)
         self.keys = np.stack([features(t.screen, t.action) for t in self.sources])
         self.stats: Counter = Counter()
         self._targets: dict[int, int | None] = {}
         self._roles: dict[int, tuple | None] = {}
         self._edits: dict[int, str] = {}
+        self._skeletons: dict[int, frozenset] = {}
+        self._next_keys: dict[int, str] = {}
         self._renderer = None
 
     def use_renderer(self, renderer) -> None:
@@ -117,10 +167,14 @@ class MemoryBackend(Backend):
         return cls([t for s in have for t in iter_transitions(dd[s], skipped=[])], **kw)
 
     @classmethod
-    def from_spec(cls, spec, splits=DEFAULT_SPLITS, min_agreement: float = MIN_AGREEMENT) -> MemoryBackend:
+    def from_spec(
+        cls, spec, splits=DEFAULT_SPLITS, min_agreement: float = MIN_AGREEMENT, min_alike: float = MIN_ALIKE
+    ) -> MemoryBackend:
         if isinstance(splits, str):
             splits = tuple(s for s in splits.split(",") if s)
-        return cls.from_corpus(spec.arg or None, splits, min_agreement=min_agreement)
+        return cls.from_corpus(
+            spec.arg or None, splits, min_agreement=float(min_agreement), min_alike=float(min_alike)
+        )
 
     # ---- looking up ----------------------------------------------------------------------
     def _origin(self, q: Query) -> Screen:
@@ -165,22 +219,68 @@ class MemoryBackend(Backend):
         return None
 
     def _near(self, q: Query, role: tuple | None) -> list[int]:
-        """Same-app recorded transitions, nearest first, whose action is of the same kind on an
-        element of the same role and text."""
+        """Same-app recorded transitions whose action is of the same kind on an element of the
+        same role and text: nearest in structure first, then in looks."""
         mine = [
             i for i in self.by_app.get(self._app(q), []) if _same_kind_loose(self.sources[i].action, q.action)
         ]
         if not mine:
             return []
-        f = features(self._origin(q), q.action)
-        d = ((self.keys[mine] - f) ** 2).sum(1)
-        order = [mine[k] for k in np.argsort(d)[:NEAR_CANDIDATES]]
+        origin = self._origin(q)
+        here = skeleton(origin.html or "")
+        d = ((self.keys[mine] - features(origin, q.action)) ** 2).sum(1)
+        apart = [round(1.0 - _jaccard(here, self._skeleton(i)), 2) for i in mine]
+        ranked = sorted(range(len(mine)), key=lambda k: (apart[k], d[k]))
+        order = [mine[k] for k in ranked if apart[k] <= 1.0 - self.min_alike][:NEAR_CANDIDATES]
         if q.action.type not in POINTED and q.action.type not in ("key",):
             return order
         if role is None:
             return []
         self._source_targets(order)
         return [i for i in order if self._source_role(i) == role]
+
+    def _skeleton(self, i: int) -> frozenset:
+        if i not in self._skeletons:
+            self._skeletons[i] = skeleton(self.sources[i].screen.html)
+        return self._skeletons[i]
+
+    def _destination(self, q: Query, target: int | None) -> int | None:
+        """A recording of where this action leads from any screen of the app: the page a link's
+        `href` leads to, or the one screen an unpointed action (home, a key) led to from two or
+        more different screens. None where the recordings do not say."""
+        origin = self._origin(q)
+        app_rows = self.by_app.get(self._app(q), [])
+        if q.action.type in POINTED:
+            href = _link(origin.html, target) if q.action.type == "tap" else None
+            if href is None:
+                return None
+            # a recorded tap on a link to the same target that left its page
+            cands = [
+                i
+                for i in app_rows
+                if self.sources[i].action.type == "tap" and f'href="{href}"' in self.sources[i].screen.html
+            ]
+            self._source_targets(cands)
+            went = [
+                i
+                for i in cands
+                if _link(self.sources[i].screen.html, self._targets.get(i)) == href
+                and self.screen_keys[i] != self._next_key(i)
+            ]
+        else:
+            same = [i for i in app_rows if _same_kind(self.sources[i].action, q.action)]
+            starts = {self.screen_keys[i] for i in same}
+            ends = {self._next_key(i) for i in same}
+            went = same if len(starts) >= 2 and len(ends) == 1 else []
+        if not went:
+            return None
+        f = features(origin, q.action)
+        return min(went, key=lambda i: float(((self.keys[i] - f) ** 2).sum()))
+
+    def _next_key(self, i: int) -> str:
+        if i not in self._next_keys:
+            self._next_keys[i] = screen_key(self.sources[i].next_screen.html)
+        return self._next_keys[i]
 
     def _source_role(self, i: int) -> tuple | None:
         """The role of the element recorded action i acted on, parsed once (pages run to 100s of KB)."""
@@ -209,10 +309,14 @@ class MemoryBackend(Backend):
                 out.append(Completion("" if edit else (q.screen.html or ""), "no HTML to look up: no change"))
                 continue
             i = self._exact(q, target)
+            j = self._destination(q, target) if i is None else None
             if i is not None:
                 kind, nxt, src = "exact", self.sources[i].next_screen.html, self.sources[i]
                 note = f"exact: the recorded next screen of {src.episode_id} step {src.step}"
                 ed = None
+            elif j is not None:
+                kind, nxt, src, ed = "destination", self.sources[j].next_screen.html, self.sources[j], None
+                note = f"destination: where {src.episode_id} step {src.step} went with this action"
             else:
                 got = self._transplanted(q, o, self._near(q, _role(o.html, target)), target)
                 if got is None:
@@ -227,7 +331,11 @@ class MemoryBackend(Backend):
                 ed, i, share = got
                 src = self.sources[i]
                 kind, nxt = "near", try_apply(o.html, ed)[0] or o.html
-                note = f"near: {src.episode_id} step {src.step}'s reaction transplanted ({share:.0%} of its lines)"
+                alike = _jaccard(skeleton(o.html), self._skeleton(i))
+                note = (
+                    f"near: {src.episode_id} step {src.step}'s reaction transplanted ({share:.0%} of its"
+                    f" lines; the screens {alike:.0%} alike in structure)"
+                )
                 if edit and q.origin is not None and _changed(o.html, q.screen.html):
                     # the stage before changed the screen (the browser scrolled, checked, typed):
                     # keep that, and carry over only the app's part of the recorded reaction
@@ -296,7 +404,7 @@ class MemoryBackend(Backend):
 
     def hit_rates(self) -> dict[str, float]:
         n = sum(self.stats.values())
-        return {k: self.stats[k] / n if n else 0.0 for k in ("exact", "near", "none")}
+        return {k: self.stats[k] / n if n else 0.0 for k in OUTCOMES}
 
 
 def _changed(before: str, after: str) -> bool:
