@@ -24,7 +24,7 @@ from render.capture import FOCUS_CLASS, STATE_CLASS
 from render.interact import action_events, sim_ops
 
 from ..doc import Doc
-from ..edit import OPS, diff, try_apply
+from ..edit import diff, parse_edit, quote, try_apply
 from ..types import Action, Completion, Query
 from .base import Backend
 from .copy import CopyBackend
@@ -68,23 +68,21 @@ def as_edit_of(current: str, captured: str) -> str:
         return not STATE_CLASS.match(c) or c == FOCUS_CLASS or f".{c}" in rules
 
     lines = []
-    for line in diff(current, captured).splitlines():
-        op, _, rest = line.partition(" ")
-        if op not in OPS or op == "screen":
+    for e in parse_edit(diff(current, captured)):
+        if e.op == "screen":
             return captured
-        if op in ("css-del", "css-ins"):
+        if e.op in ("css-del", "css-ins"):
             continue
-        n, _, rest = rest.partition(" ")
-        name, _, value = rest.partition(" ")
-        if op == "class":
-            changes = [c for c in rest.split(" ") if read(c[1:])]
+        line = e.line
+        if e.op == "class":
+            changes = [c for c in e.args if read(c[1:])]
             if not changes:
                 continue
-            line = " ".join(["class", n, *changes])
-        elif op == "attr" and name.startswith("data-") and name not in rules:
+            line = " ".join(["class", str(e.number), *changes])
+        elif e.op == "attr" and e.args[0].startswith("data-") and e.args[0] not in rules:
             continue
-        elif op == "attr" and name == "class":
-            line = f"attr {n} class {json.dumps(' '.join(c for c in json.loads(value).split() if read(c)))}"
+        elif e.op == "attr" and e.args[0] == "class":
+            line = f"attr {e.number} class {quote(' '.join(c for c in e.args[1].split() if read(c)))}"
         lines.append(line)
     html, err = try_apply(current, "\n".join(lines))
     return captured if err else html
