@@ -193,13 +193,17 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
 def visible_text(html: str) -> list[str]:
-    """Lower-cased word tokens a reader would see (no script/style/head), plus input values."""
-    from bs4 import BeautifulSoup
+    """Lower-cased word tokens a reader would see (no script/style/head), plus input values.
+    A shadow root the capture wrote out (`<template shadowrootmode>`) is drawn, so its text
+    counts; any other template is not."""
+    from bs4 import BeautifulSoup, CData, NavigableString
+    from bs4.element import TemplateString
 
     soup = BeautifulSoup(html or "", "html.parser")
     for t in soup(["script", "style", "head", "template", "noscript"]):
-        t.decompose()
-    parts = [soup.get_text(" ")]
+        if not t.decomposed and not (t.name == "template" and t.has_attr("shadowrootmode")):
+            t.decompose()
+    parts = [soup.get_text(" ", types=(NavigableString, CData, TemplateString))]
     for el in soup.find_all(["input", "textarea"]):
         parts.append(el.get("value") or el.get("placeholder") or "")
     return _TOKEN.findall(" ".join(parts).lower())

@@ -2,7 +2,16 @@ import numpy as np
 import pytest
 
 from render import Box
-from render.metrics import LPIPS, MetricUnavailable, copy_baseline, element_f1, psnr, ssim, text_f1
+from render.metrics import (
+    LPIPS,
+    MetricUnavailable,
+    copy_baseline,
+    element_f1,
+    psnr,
+    ssim,
+    text_f1,
+    visible_text,
+)
 
 
 def _screen(seed=0):
@@ -42,6 +51,13 @@ def test_text_f1():
     assert text_f1("<p>Hello</p><script>var world</script>", "<p>hello world</p>") == pytest.approx(2 / 3)
     assert text_f1("<p>a</p>", "<p>b</p>") == 0.0
     assert text_f1("<input value='typed text'>", "<p>typed text</p>") == 1.0
+    # a shadow root the capture wrote out is drawn, its stylesheet and an inert template are not
+    shadow = (
+        '<my-card><template shadowrootmode="open"><style>p{color:red}</style><p>Inside</p><slot></slot>'
+        "</template>light</my-card><template><p>inert</p></template>"
+    )
+    assert visible_text(shadow) == ["inside", "light"]
+    assert text_f1(shadow, "<p>inside light</p>") == 1.0
 
 
 def test_element_f1():
