@@ -95,15 +95,19 @@ def _jaccard(a: frozenset, b: frozenset) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
-def _link(html: str, n: int | None) -> str | None:
-    """The `href` of the link element n is or sits in, where it leads to another page (not an
-    anchor on this one, not a script)."""
+def _element(html: str, n: int | None):
+    """Element n of a screen (edit.py's numbering), or None where there is none."""
     if n is None or not html:
         return None
     els = Doc.of(html).elements
-    if not 0 <= n < len(els):
-        return None
-    a = els[n] if els[n].name == "a" else els[n].find_parent("a")
+    return els[n] if 0 <= n < len(els) else None
+
+
+def _link(html: str, n: int | None) -> str | None:
+    """The `href` of the link element n is or sits in, where it leads to another page (not an
+    anchor on this one, not a script)."""
+    el = _element(html, n)
+    a = el if el is None or el.name == "a" else el.find_parent("a")
     href = (a.get("href") or "").strip() if a is not None else ""
     return href if href and not href.startswith(("#", "javascript:")) else None
 
@@ -114,12 +118,9 @@ def _same_kind(a: Action, b: Action) -> bool:
 
 def _role(html: str, n: int | None) -> tuple | None:
     """The element an action acts on, as what a person would call it: tag, role, own text."""
-    if n is None or not html:
+    el = _element(html, n)
+    if el is None:
         return None
-    els = Doc.of(html).elements
-    if not 0 <= n < len(els):
-        return None
-    el = els[n]
     return (el.name, el.get("role", ""), el.get("type", ""), own_text(el)[:60])
 
 
@@ -218,16 +219,16 @@ class MemoryBackend(Backend):
                     return i
         return None
 
-    def _near(self, q: Query, role: tuple | None) -> list[int]:
+    def _near(self, q: Query, role: tuple | None, here: frozenset) -> list[int]:
         """Same-app recorded transitions whose action is of the same kind on an element of the
-        same role and text: nearest in structure first, then in looks."""
+        same role and text: nearest in structure (`here`: the caller's screen's skeleton) first,
+        then in looks."""
         mine = [
             i for i in self.by_app.get(self._app(q), []) if _same_kind_loose(self.sources[i].action, q.action)
         ]
         if not mine:
             return []
         origin = self._origin(q)
-        here = skeleton(origin.html or "")
         d = ((self.keys[mine] - features(origin, q.action)) ** 2).sum(1)
         apart = [round(1.0 - _jaccard(here, self._skeleton(i)), 2) for i in mine]
         ranked = sorted(range(len(mine)), key=lambda k: (apart[k], d[k]))
@@ -318,7 +319,8 @@ class MemoryBackend(Backend):
                 kind, nxt, src, ed = "destination", self.sources[j].next_screen.html, self.sources[j], None
                 note = f"destination: where {src.episode_id} step {src.step} went with this action"
             else:
-                got = self._transplanted(q, o, self._near(q, _role(o.html, target)), target)
+                here = skeleton(o.html)
+                got = self._transplanted(q, o, self._near(q, _role(o.html, target), here), target)
                 if got is None:
                     self.stats["none"] += 1
                     why = (
@@ -331,7 +333,7 @@ class MemoryBackend(Backend):
                 ed, i, share = got
                 src = self.sources[i]
                 kind, nxt = "near", try_apply(o.html, ed)[0] or o.html
-                alike = _jaccard(skeleton(o.html), self._skeleton(i))
+                alike = _jaccard(here, self._skeleton(i))
                 note = (
                     f"near: {src.episode_id} step {src.step}'s reaction transplanted ({share:.0%} of its"
                     f" lines; the screens {alike:.0%} alike in structure)"
