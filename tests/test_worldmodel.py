@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from corpus.store import iter_transitions, load_corpus
 from wmcli import app as cli
-from worldmodel import Action, Screen, SpecError, WorldModel, predict_next
+from worldmodel import Action, Screen, SpecError, WorldModel, clear_cache, predict_next
 from worldmodel.backends.hf import TransformersBackend
 from worldmodel.backends.retrieval import RetrievalBackend
 from worldmodel.extract import extract_html, root_size
@@ -388,3 +388,24 @@ def test_the_checkpoint_card_round_trips_and_old_cards_still_load(tmp_path, tiny
         assert wm.name == f"sim+hf:{ckpt}" and wm.mode == "edit" and wm.stages[-1].html_chars == 700
     with WorldModel.load(f"hf:{ckpt}", max_new_tokens=4, html_chars=900) as wm:
         assert wm.stages[-1].html_chars == 900 and wm.stages[-1].card.html_chars == 900  # an option wins
+
+
+def test_the_default_model_never_hands_an_unseen_app_another_apps_screen(test_transitions, renderer):
+    """With no model named, predict_next runs DEFAULT_MODEL (sim+memory): on a test app no
+    recording covers, memory knows nothing and the sim's screen stands; on a training screen it
+    knows, the recorded next screen comes back."""
+    from render.metrics import text_f1
+    from worldmodel.spec import DEFAULT_MODEL
+
+    clear_cache()
+    t = test_transitions[0]
+    p = predict_next(t.screen, t.action, t.goal, renderer=renderer)
+    sim = predict_next(t.screen, t.action, t.goal, model="sim", renderer=renderer)
+    assert DEFAULT_MODEL == "sim+memory" and p.ok
+    assert p.html == sim.html  # memory has no recording of this app: the sim's answer, untouched
+    seen = next(iter_transitions(load_corpus()["train"].select([5])))
+    known = predict_next(seen.screen, seen.action, seen.goal, renderer=renderer)
+    assert text_f1(known.html, seen.next_screen.html) > 0.95
+    with WorldModel.load(renderer=renderer) as wm:
+        assert wm.name == DEFAULT_MODEL
+    clear_cache()

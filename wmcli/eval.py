@@ -7,11 +7,13 @@ from pathlib import Path
 
 import typer
 
+from worldmodel.spec import DEFAULT_MODEL
+
 from .predict import MODEL_HELP, parse_model
 
 
 def eval_command(
-    model: list[str] = typer.Option(["copy", "retrieval"], "--model", "-m", help=f"repeatable: {MODEL_HELP}"),
+    model: list[str] = typer.Option(["copy", DEFAULT_MODEL], "--model", "-m", help=f"repeatable: {MODEL_HELP}"),
     corpus: Path = typer.Option(None, help="corpus folder (default: the bundled corpus)"),
     split: str = typer.Option(
         "auto",

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import typer
 
-MODEL_HELP = "copy, retrieval[:CORPUS], hf:PATH, a checkpoint folder, openai:URL#MODEL (A+B composes)"
+from worldmodel.spec import DEFAULT_MODEL
+
+MODEL_HELP = "copy, sim, retrieval[:CORPUS], memory[:CORPUS], hf:PATH, a checkpoint folder, openai:URL#MODEL (A+B composes)"
 
 
 def parse_model(spec: str, param_hint: str = "--model"):
@@ -28,7 +30,7 @@ def predict_command(
     ),
     html: Path = typer.Option(None, exists=True, dir_okay=False, help="current screen's HTML, if known"),
     goal: str = typer.Option(None),
-    model: str = typer.Option("retrieval", help=MODEL_HELP),
+    model: str = typer.Option(DEFAULT_MODEL, help=MODEL_HELP),
     scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor of the screenshot"),
     mode: str = typer.Option(
         None,

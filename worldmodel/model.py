@@ -20,7 +20,7 @@ from .backends.base import Backend, backend_class
 from .edit import apply_lenient, diff, extract_edit, try_apply
 from .extract import extract_html
 from .prompt import MODES
-from .spec import BackendSpec, ModelSpec, parse_spec
+from .spec import DEFAULT_MODEL, BackendSpec, ModelSpec, parse_spec
 from .types import Action, Completion, Prediction, Query, Screen
 
 
@@ -66,14 +66,14 @@ class WorldModel:
     @classmethod
     def load(
         cls,
-        spec: str | ModelSpec | Backend | WorldModel,
+        spec: str | ModelSpec | Backend | WorldModel = DEFAULT_MODEL,
         renderer: Renderer | None = None,
         strict_edits: bool = False,
         only_known_options: bool = False,
         **options,
     ) -> WorldModel:
-        """Load every stage of `spec` (a spec string or ModelSpec; a Backend is wrapped and a
-        WorldModel returned as it is, neither taking options).
+        """Load every stage of `spec` (a spec string or ModelSpec, by default DEFAULT_MODEL; a
+        Backend is wrapped and a WorldModel returned as it is, neither taking options).
 
         Options (device, dtype, max_new_tokens, html_chars, api_key, ...) go to the stages that
         take them; an option left None is not given, so the stage's default (for a checkpoint:

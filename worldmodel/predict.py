@@ -14,7 +14,7 @@ from render import Renderer
 
 from .backends.base import Backend
 from .model import WorldModel
-from .spec import ModelSpec, parse_spec
+from .spec import DEFAULT_MODEL, ModelSpec, parse_spec
 from .types import Action, Prediction, Query, Screen
 
 MAX_CACHED = 2
@@ -48,7 +48,7 @@ def predict_next(
     screen: Screen,
     action: Action,
     goal: str | None = None,
-    model: str | ModelSpec | Backend | WorldModel = "retrieval",
+    model: str | ModelSpec | Backend | WorldModel = DEFAULT_MODEL,
     renderer: Renderer | None = None,
     mode: str | None = None,
 ) -> Prediction:
@@ -56,13 +56,17 @@ def predict_next(
 
     `mode`: "document" (the model writes the whole next screen), "edit" (it writes an edit of
     the current screen's HTML, kept in Prediction.edit), "auto" (edit when the HTML is known) or
-    None: what the model was trained to write (a checkpoint's card; otherwise "document")."""
+    None: what the model was trained to write (a checkpoint's card; otherwise "document").
+
+    `model` defaults to `worldmodel.spec.DEFAULT_MODEL` (`sim+memory` over the bundled corpus):
+    the browser's physics on the screen's HTML, then the same app's recorded reaction where one
+    is known; a screen without HTML comes back as it is."""
     return _model(model, renderer).predict(screen, action, goal, mode)
 
 
 def predict_many(
     queries: list[Query],
-    model: str | ModelSpec | Backend | WorldModel = "retrieval",
+    model: str | ModelSpec | Backend | WorldModel = DEFAULT_MODEL,
     renderer: Renderer | None = None,
     mode: str | None = None,
 ) -> list[Prediction]:
