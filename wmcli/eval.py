@@ -13,7 +13,9 @@ from .predict import MODEL_HELP, parse_model
 
 
 def eval_command(
-    model: list[str] = typer.Option(["copy", DEFAULT_MODEL], "--model", "-m", help=f"repeatable: {MODEL_HELP}"),
+    model: list[str] = typer.Option(
+        ["copy", DEFAULT_MODEL], "--model", "-m", help=f"repeatable: {MODEL_HELP}"
+    ),
     corpus: Path = typer.Option(None, help="corpus folder (default: the bundled corpus)"),
     split: str = typer.Option(
         "auto",
@@ -40,6 +42,20 @@ def eval_command(
         None,
         min=1,
         help="for hf backends in edit mode: edits to try until one applies in full, else no change",
+    ),
+    siglip: Path = typer.Option(
+        None, exists=True, file_okay=False, help="a local SigLIP checkpoint: Code2World's SigLIP similarity"
+    ),
+    dino: Path = typer.Option(
+        None, exists=True, file_okay=False, help="a local DINOv2 checkpoint: Code2World's DINO similarity"
+    ),
+    judge: str = typer.Option(
+        None, help="URL#MODEL of an OpenAI-compatible VLM: Code2World's judge scores S_ad, S_id, S_ele, S_lay"
+    ),
+    judge_cache: Path = typer.Option(
+        Path("runs/judge-cache.jsonl"),
+        dir_okay=False,
+        help="the judge's answers, kept per (render, transition)",
     ),
 ) -> None:
     """Render each backend's predictions and score them; writes a side-by-side report."""
@@ -68,6 +84,7 @@ def eval_command(
     if not names:
         raise typer.BadParameter(f"no split to evaluate (corpus has {', '.join(dd)})", param_hint="--split")
     opts = dict(device=device, max_new_tokens=max_new_tokens, html_chars=html_chars, edit_tries=edit_tries)
+    scorers = _code2world_scorers(siglip, dino, judge, judge_cache, device)
     by_split = {}
     with Renderer() as r:
         backends = {}
@@ -84,7 +101,9 @@ def eval_command(
             for msg in skipped:
                 typer.echo(f"skipped a bad record: {msg}", err=True)
             where = out if len(names) == 1 else out / s
-            by_split[s] = evaluate(backends, transitions, r, where, modes=mode)
+            by_split[s] = evaluate(backends, transitions, r, where, modes=mode, **scorers)
+    if scorers.get("judge") is not None:
+        scorers["judge"].close()
     if len(names) == 1:
         typer.echo(json.dumps(by_split[names[0]], indent=2))
         typer.echo(f"report: {out / 'report.html'}")
@@ -95,3 +114,25 @@ def eval_command(
     (out / "table.md").write_text(table + "\n")
     typer.echo(table)
     typer.echo("reports: " + ", ".join(str(out / s / "report.html") for s in names))
+
+
+def _code2world_scorers(siglip, dino, judge, cache, device) -> dict:
+    """evaluate()'s embedders and judge from the flags (one usage error naming a bad one)."""
+    from worldmodel.embed import EmbeddingError, ImageEmbedder
+
+    embedders = {}
+    for key, path in (("siglip", siglip), ("dino", dino)):
+        if path is not None:
+            try:
+                embedders[key] = ImageEmbedder(path, device)
+            except EmbeddingError as e:
+                raise typer.BadParameter(str(e), param_hint=f"--{key}") from None
+    out: dict = {"embedders": embedders or None}
+    if judge:
+        from worldmodel.judge import Judge
+
+        try:
+            out["judge"] = Judge(judge, cache)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--judge") from None
+    return out

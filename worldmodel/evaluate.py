@@ -25,6 +25,7 @@ from render.metrics import (
 )
 
 from .backends import Backend
+from .judge import SCORES
 from .model import WorldModel
 from .report import heat_map, write_report
 from .types import Query, Transition
@@ -50,6 +51,8 @@ def evaluate(
     lpips: LPIPS | None | str = "auto",
     batch: int = 8,
     modes: dict[str, str] | str | None = None,
+    embedders: dict | None = None,
+    judge=None,
 ) -> dict:
     """Per backend: SSIM, LPIPS, text F1, element F1, render-failure rate, latency, copy-correlation,
     and what it generated (characters of completion; in edit mode, of the edit); and the
@@ -62,7 +65,12 @@ def evaluate(
     each name its prediction mode ("document", "edit", "auto"), or one mode for all; a name
     without one is asked in its own mode (a checkpoint's card, else "document").
     figures["per_app"][app] holds the app's transition count and, per backend, its mean SSIM,
-    text F1 and gain over the screenshot copy."""
+    text F1 and gain over the screenshot copy.
+
+    Code2World's own scores, where asked: `embedders` ({"siglip": ImageEmbedder, "dino": ...},
+    worldmodel/embed.py) add the cosine of the render's and the real next screen's embeddings
+    (a failed render 0); `judge` (worldmodel/judge.py) adds its four scores, `judge_S_ad` ...
+    on 0-100, and `judge_answered`, the share of transitions it scored."""
     if lpips == "auto":
         try:
             lpips = LPIPS()
@@ -101,6 +109,10 @@ def evaluate(
         },
         "backends": {},
     }
+    for key, emb in (embedders or {}).items():  # the screenshot kept, in the same embedding
+        figures["copy_baseline"][key] = _mean(
+            emb.similarity([t.screen.image for t in transitions], [t.next_screen.image for t in transitions])
+        )
     if lpips is not None:
         figures["copy_baseline"]["lpips"] = _mean(
             [lpips(t.screen.array, t.next_screen.array) for t in transitions]
@@ -131,8 +143,11 @@ def evaluate(
         for s in range(0, len(transitions), batch):
             chunk = transitions[s : s + batch]
             preds = wm.predict_many([Query(t.screen, t.action, t.goal) for t in chunk], mode)
+            extra = _model_scores(chunk, preds, embedders, judge)
             for j, (t, p) in enumerate(zip(chunk, preds)):
                 i = s + j
+                for k, v in extra[j].items():
+                    per.setdefault(k, []).append(v)
                 per["latency_s"].append(p.timings["generate_s"] + p.timings["render_s"])
                 per["generated_chars"].append(len(p.edit if p.edit is not None else (p.completion or "")))
                 per["edit_failed"].append(1.0 if p.edit is not None and p.edit_error is not None else 0.0)
@@ -168,6 +183,7 @@ def evaluate(
                     "gain": sc - copy_ssim[i],
                     "error": p.render_error,
                     "img": None,
+                    **extra[j],
                 }
                 if out and p.ok:
                     img = out / "images" / f"{i}-{_slug(name)}.png"
@@ -196,7 +212,13 @@ def evaluate(
             "content_gain": _mean(per["content_gain"]),
             "change_gain": _mean(per["change_gain"]),
             "copy_correlation": _pearson(copy_ssim, per["gain"]),
+            **{k: _mean(per.get(k, [])) for k in _extra_keys(embedders, judge)},
         }
+        if judge is not None:
+            answered = per.get(f"judge_{SCORES[0]}", [])
+            figures["backends"][name]["judge_answered"] = (
+                sum(v is not None for v in answered) / len(answered) if answered else None
+            )
     if "copy" in figures["backends"]:
         base = figures["backends"]["copy"]
         for f in figures["backends"].values():
@@ -210,6 +232,28 @@ def evaluate(
         (out / "figures.json").write_text(json.dumps(figures, indent=2))
         write_report(out, figures, transitions, rows, list(backends), copy_ssim)
     return figures
+
+
+def _extra_keys(embedders, judge) -> list[str]:
+    return list(embedders or {}) + ([f"judge_{k}" for k in SCORES] if judge is not None else [])
+
+
+def _model_scores(chunk, preds, embedders, judge) -> list[dict]:
+    """Per prediction of a batch, Code2World's scores: each embedder's cosine between the render
+    and the real next screen (0 for a failed render), and the judge's four (None: no answer)."""
+    extra: list[dict] = [{} for _ in chunk]
+    ok = [j for j, p in enumerate(preds) if p.ok]
+    for key, emb in (embedders or {}).items():
+        sims = dict(
+            zip(ok, emb.similarity([preds[j].image for j in ok], [chunk[j].next_screen.image for j in ok]))
+        )
+        for j in range(len(chunk)):
+            extra[j][key] = sims.get(j, 0.0)
+    if judge is not None:
+        scores = judge.score_many([(t, p.image if p.ok else None) for t, p in zip(chunk, preds)])
+        for j, sc in enumerate(scores):
+            extra[j].update({f"judge_{k}": None if sc is None else sc[k] for k in SCORES})
+    return extra
 
 
 def _per_app(transitions, rows: dict[int, dict], names: list[str]) -> dict:
@@ -243,6 +287,12 @@ TABLE_KEYS = (
     ("gain_over_copy", "vs shot"),
     ("copy_correlation", "copy-r"),
 )
+# Code2World's own scores, as columns only where they were asked for (x100, the paper's scale)
+CODE2WORLD_KEYS = (
+    ("siglip", "SigLIP"),
+    ("dino", "DINO"),
+    *((f"judge_{k}", k) for k in SCORES),
+)
 
 
 def side_by_side(figures_by_split: dict[str, dict]) -> str:
@@ -250,7 +300,9 @@ def side_by_side(figures_by_split: dict[str, dict]) -> str:
     F1, gain over the screenshot copy and copy-correlation (figures as `evaluate` returns them)."""
     splits = list(figures_by_split)
     names = list(dict.fromkeys(n for f in figures_by_split.values() for n in f["backends"]))
-    head = ["model"] + [f"{SETTINGS.get(s, s)} {label}" for s in splits for _, label in TABLE_KEYS]
+    asked = {k for f in figures_by_split.values() for b in f["backends"].values() for k in b}
+    keys = [*TABLE_KEYS, *((k, lbl) for k, lbl in CODE2WORLD_KEYS if k in asked)]
+    head = ["model"] + [f"{SETTINGS.get(s, s)} {label}" for s in splits for _, label in keys]
     lines = [
         " | ".join(
             f"{SETTINGS.get(s, s)} ({s}): {figures_by_split[s]['n']} transitions, screenshot copy SSIM "
@@ -265,7 +317,7 @@ def side_by_side(figures_by_split: dict[str, dict]) -> str:
         cells = [n]
         for s in splits:
             f = figures_by_split[s]["backends"].get(n, {})
-            cells += [_fmt(f.get(k)) for k, _ in TABLE_KEYS]
+            cells += [_fmt(f.get(k)) for k, _ in keys]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

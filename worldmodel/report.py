@@ -26,6 +26,12 @@ METRICS = [
     ("gain_over_copy_backend", "gain vs copy backend", "{:+.3f}"),
     ("text_f1", "text F1", "{:.3f}"),
     ("element_f1", "element F1", "{:.3f}"),
+    ("siglip", "SigLIP", "{:.3f}"),
+    ("dino", "DINO", "{:.3f}"),
+    ("judge_S_ad", "S_ad", "{:.1f}"),
+    ("judge_S_id", "S_id", "{:.1f}"),
+    ("judge_S_ele", "S_ele", "{:.1f}"),
+    ("judge_S_lay", "S_lay", "{:.1f}"),
     ("render_failure_rate", "render failures", "{:.0%}"),
     ("latency_s", "latency s", "{:.2f}"),
 ]
@@ -55,11 +61,13 @@ def _fmt(v, f) -> str:
 
 
 def _summary(figures: dict, names: list[str]) -> str:
-    head = "".join(f"<th>{lbl}</th>" for _, lbl, _ in METRICS)
+    asked = set().union(*(figures["backends"][n] for n in names))  # Code2World's scores only where asked
+    metrics = [m for m in METRICS if m[0] in asked or not m[0].startswith(("siglip", "dino", "judge_"))]
+    head = "".join(f"<th>{lbl}</th>" for _, lbl, _ in metrics)
     rows = [
         f"<tr class='baseline'><td>screenshot copy baseline (nothing changes)</td>"
         f"<td>{_fmt(figures['copy_baseline']['ssim'], '{:.3f}')}</td>"
-        + "<td></td>" * (len(METRICS) - 1)
+        + "<td></td>" * (len(metrics) - 1)
         + "</tr>"
     ]
     for n in names:
@@ -67,7 +75,7 @@ def _summary(figures: dict, names: list[str]) -> str:
         cls = " class='baseline'" if n == "copy" else ""
         rows.append(
             f"<tr{cls}><td>{htmllib.escape(n)}</td>"
-            + "".join(f"<td>{_fmt(f.get(k), fm)}</td>" for k, _, fm in METRICS)
+            + "".join(f"<td>{_fmt(f.get(k), fm)}</td>" for k, _, fm in metrics)
             + "</tr>"
         )
     return f"<table id='summary'><tr><th>model</th>{head}</tr>{''.join(rows)}</table>"
@@ -176,7 +184,8 @@ def write_report(
             if r.get("img"):
                 cells.append(
                     f"<td><img src='images/{r['img']}' alt='{htmllib.escape(n)} prediction'>"
-                    f"<img src='images/{r['heat']}' alt='difference heat map'><br>SSIM {r['ssim']:.3f}, gain {r['gain']:+.3f}</td>"
+                    f"<img src='images/{r['heat']}' alt='difference heat map'><br>SSIM {r['ssim']:.3f}, gain {r['gain']:+.3f}"
+                    f"{_code2world(r)}</td>"
                 )
             else:
                 cells.append(f"<td class='failed'>render failed: {htmllib.escape(str(r.get('error')))}</td>")
@@ -215,6 +224,16 @@ def write_report(
         f"<script>{SCRIPT}</script></body></html>"
     )
     (out / "report.html").write_text(page, encoding="utf-8")
+
+
+def _code2world(r: dict) -> str:
+    """A transition's SigLIP, DINO and judge scores, where they were asked for."""
+    parts = [
+        f"{lbl} {_fmt(r[k], fm)}"
+        for k, lbl, fm in METRICS
+        if k in r and k.startswith(("siglip", "dino", "judge_"))
+    ]
+    return "<br>" + ", ".join(parts) if parts else ""
 
 
 def _attr(key: str) -> str:
