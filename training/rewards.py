@@ -86,6 +86,7 @@ class SharedRenders:
         self._baselines: dict[tuple, tuple[float, float]] = {}
         self._content: dict[tuple, tuple[float, float]] = {}
         self.edit_credit: list[float | None] = []  # per completion: share of its edit that applied
+        self.rendered = 0  # documents sent to the renderer so far
 
     @property
     def renderer(self) -> Renderer:
@@ -117,6 +118,7 @@ class SharedRenders:
             todo = [i for i, ((_, failed), base) in enumerate(zip(docs, bases)) if not (base and failed)]
             items = [(docs[i][0], Viewport(int(width[i]), int(height[i]), float(scale[i]))) for i in todo]
             results: list = [None] * len(docs)
+            self.rendered += len(items)
             for i, res in zip(todo, self.renderer.render_many(items, boxes=False)):  # pixels only
                 results[i] = None if isinstance(res, RenderError) else res
             self._value = [(h, r, res) for (h, r), res in zip(docs, results)]

@@ -1,13 +1,18 @@
 """`wm train`: SFT cold start, then render-aware GRPO, on trl's trainers.
 
 The same code runs the tiny CPU default and a real checkpoint on GPUs:
-device, dtype and model path are configuration, and several GPUs come from
-`accelerate launch -m wmcli train ...`, which trl's trainers pick up.
+device, dtype and model path are configuration, and several processes (GPUs, or
+`accelerate launch --cpu --num_processes N` on a CPU) come from `accelerate launch -m wmcli
+train ...`, which trl's trainers pick up. Every process samples, renders (its own Chromium) and
+scores its own share of GRPO's completions; only the main process writes the checkpoint, its
+card and the run's figures, and each process records what it scored in `ranks/rank<N>.jsonl`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -43,6 +48,113 @@ def _common_args(cfg: TrainConfig) -> dict:
         gradient_checkpointing=cfg.gradient_checkpointing,
         disable_tqdm=False,
     )
+
+
+class Processes:
+    """This process' place among the training processes `accelerate launch` started (one, and
+    main, without it). `main_first()` lets the main process write something (the tiny model)
+    before the others read it; `wait()` holds every process until all reach it."""
+
+    def __init__(self, cfg: TrainConfig):
+        self.state = None
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            from accelerate import PartialState
+
+            # the state trl's trainers take up later (TrainingArguments: use_cpu -> cpu=True)
+            self.state = PartialState(cpu=_cpu(cfg))
+        self.index = self.state.process_index if self.state else 0
+        self.count = self.state.num_processes if self.state else 1
+        self.main = self.index == 0
+
+    @staticmethod
+    def cpu_launch_alone() -> bool:
+        """Whether `accelerate launch --cpu` started this process for several (it sets the
+        rendezvous address) but, as accelerate 1.16 does without mpirun, only this one."""
+        env = os.environ
+        ranked = ("RANK", "WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
+        return (
+            env.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true", "yes")
+            and "MASTER_ADDR" in env
+            and not any(k in env for k in ranked)
+        )
+
+    def main_first(self):
+        import contextlib
+
+        return self.state.main_process_first() if self.state else contextlib.nullcontext()
+
+    def wait(self) -> None:
+        if self.state:
+            self.state.wait_for_everyone()
+
+    @property
+    def deepspeed(self) -> bool:
+        return bool(self.state) and str(self.state.distributed_type).endswith("DEEPSPEED")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def chromium_pids(root: int | None = None) -> list[int]:
+    """The Chromium browser processes (not their helpers) below `root` (this process)."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        try:
+            with open(f"/proc/{d}/stat", "rb") as f:
+                stat = f.read()
+            kids.setdefault(int(stat[stat.rindex(b")") + 2 :].split()[1]), []).append(int(d))
+        except (OSError, ValueError):
+            continue
+    todo, out = [root or os.getpid()], []
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            todo.append(c)
+            try:
+                with open(f"/proc/{c}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            # Chromium rewrites its helpers' command lines into one string: look at it whole
+            if b"chrom" in argv[0].lower() and b"--type=" not in b" ".join(argv):
+                out.append(c)
+    return sorted(out)
+
+
+class RankLog:
+    """One JSON line per GRPO batch in `folder/rank<N>.jsonl`, written by process N alone: the
+    digests of the completions it generated, and of those its reward functions scored, with how
+    many its renderer rendered, its Chromium's pid and the rewards it computed. Evidence that
+    each process renders and scores its own completions (tests/test_multiprocess.py)."""
+
+    def __init__(self, folder: Path, index: int, shared=None):
+        self.path = Path(folder) / f"rank{index}.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("")
+        self.index = index
+        self.shared = shared
+
+    def write(self, **event) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps({"rank": self.index, "pid": os.getpid(), **event}) + "\n")
+
+    def generated(self, step: int, completion_ids) -> None:
+        self.write(
+            event="generated", step=step, ids=[_digest(str(list(map(int, c)))) for c in completion_ids]
+        )
+
+    def scored(self, step: int, completions, completion_ids, rewards) -> None:
+        from .rewards import completion_text
+
+        self.write(
+            event="scored",
+            step=step,
+            ids=[_digest(str(list(map(int, c)))) for c in completion_ids],
+            texts=[_digest(completion_text(c)) for c in completions],
+            rendered=getattr(self.shared, "rendered", None),
+            chromium=chromium_pids(),
+            rewards=rewards,
+        )
 
 
 def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
@@ -180,10 +292,12 @@ def run_grpo(
     resume: bool = False,
     renderer=None,
     callbacks=None,
+    rank_log: Path | None = None,
     **overrides,
 ):
     """GRPO on `examples` for `steps` steps, with dynamic sampling when cfg.dynamic_sampling;
-    `callbacks` and `overrides` (GRPOConfig fields) go to trl as they are."""
+    `callbacks` and `overrides` (GRPOConfig fields) go to trl as they are. With `rank_log` (a
+    folder), each process records there what it generated and scored (RankLog)."""
     from trl import GRPOConfig
 
     funcs, weights = grpo_rewards(cfg, renderer)
@@ -216,14 +330,45 @@ def run_grpo(
         processing_class=processor,
         callbacks=callbacks,
     )
+    if rank_log is not None:
+        trainer.rank_log = RankLog(rank_log, trainer.accelerator.process_index, funcs[0].shared)
     result = trainer.train(resume_from_checkpoint=_last_checkpoint(out) if resume else None)
     return trainer, result
 
 
+_LOGGED = None
+
+
 def _grpo_trainer():
+    """trl's GRPOTrainer, recording each batch this process generated and scored in its
+    `rank_log` (a RankLog) when it has one."""
+    global _LOGGED
+    if _LOGGED is not None:
+        return _LOGGED
     from trl import GRPOTrainer
 
-    return GRPOTrainer
+    class RankLoggedGRPOTrainer(GRPOTrainer):
+        rank_log: RankLog | None = None
+
+        def _generate(self, prompts):
+            out = super()._generate(prompts)
+            if self.rank_log is not None and isinstance(out, tuple) and len(out) > 1:
+                self.rank_log.generated(self.state.global_step, out[1])
+            return out
+
+        def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+            got = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            if self.rank_log is not None:
+                # gathered in process order: this process' rows are its own rewards
+                n, i = len(prompts), self.accelerator.process_index
+                rows = [
+                    [None if v != v else round(v, 4) for v in r] for r in got[i * n : (i + 1) * n].tolist()
+                ]
+                self.rank_log.scored(self.state.global_step, completions, completion_ids_list, rows)
+            return got
+
+    _LOGGED = RankLoggedGRPOTrainer
+    return _LOGGED
 
 
 _DYNAMIC = None
@@ -239,9 +384,8 @@ def dynamic_sampling_trainer():
     global _DYNAMIC
     if _DYNAMIC is not None:
         return _DYNAMIC
-    from trl import GRPOTrainer
 
-    class DynamicSamplingGRPOTrainer(GRPOTrainer):
+    class DynamicSamplingGRPOTrainer(_grpo_trainer()):
         def _generate_and_score_completions(self, inputs):
             out = super()._generate_and_score_completions(inputs)
             adv, mask = out["advantages"], out["completion_mask"]
@@ -267,18 +411,44 @@ FLAT_ADVANTAGE = 1e-6
 
 
 def disagreeing_prompts(
-    cfg: TrainConfig, model, processor, examples: list[dict], renderer=None, echo=print
+    cfg: TrainConfig, model, processor, examples: list[dict], renderer=None, echo=print, procs=None
 ) -> tuple[list[dict], dict]:
     """The prompts (of up to cfg.prepass_prompts drawn with cfg.seed) where cfg.prepass_samples
     completions sampled from `model` at cfg.temperature score differently under GRPO's weighted
     rewards: a cheap pre-pass, no gradients, that picks what GRPO can learn from. Returns them
-    (all prompts drawn, when none disagrees) and the pre-pass' figures."""
+    (all prompts drawn, when none disagrees) and the pre-pass' figures. With several `procs`
+    (Processes), each samples and scores its share of the prompts, and all keep the same ones."""
     import random
 
-    funcs, weights = grpo_rewards(cfg, renderer)
     pool = list(examples)
     random.Random(cfg.seed).shuffle(pool)
     pool = pool[: cfg.prepass_prompts] if cfg.prepass_prompts else pool
+    if procs is not None and procs.count > 1:
+        from accelerate.utils import gather_object
+
+        mine, figs = _disagreeing(cfg, model, processor, pool[procs.index :: procs.count], renderer)
+        flags = gather_object([(procs.index + k * procs.count, ok) for k, ok in enumerate(mine)])
+        keep = {i for i, ok in flags if ok}
+        kept = [e for i, e in enumerate(pool) if i in keep]
+    else:
+        mine, figs = _disagreeing(cfg, model, processor, pool, renderer)
+        kept = [e for e, ok in zip(pool, mine) if ok]
+    figs = {
+        "drawn": len(pool),
+        "kept": len(kept),
+        "samples": figs["samples"],
+        "flat_share": 1 - len(kept) / max(1, len(pool)),
+    }
+    echo(
+        f"pre-pass: {len(kept)} of {len(pool)} prompts have samples that disagree"
+        f" ({figs['samples']} samples each at temperature {cfg.temperature})"
+    )
+    return (kept or pool), figs
+
+
+def _disagreeing(cfg: TrainConfig, model, processor, pool: list[dict], renderer) -> tuple[list[bool], dict]:
+    """For each prompt of `pool`, whether its samples' weighted rewards differ."""
+    funcs, weights = grpo_rewards(cfg, renderer)
     k = max(2, cfg.prepass_samples)
     tok = processor.tokenizer
     side, tok.padding_side = tok.padding_side, "left"
@@ -287,7 +457,7 @@ def disagreeing_prompts(
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
-    kept, stds = [], []
+    kept: list[bool] = []
     step = max(1, 8 // k)
     try:
         for s in range(0, len(pool), step):
@@ -318,25 +488,12 @@ def disagreeing_prompts(
             for f, w in zip(funcs, weights):
                 v = f(None, completions, **cols)
                 total += w * np.array([0.0 if x is None else x for x in v], dtype=float)
-            for j, e in enumerate(chunk):
-                sd = float(total[j * k : (j + 1) * k].std())
-                stds.append(sd)
-                if sd > FLAT_REWARD:
-                    kept.append(e)
+            for j in range(len(chunk)):
+                kept.append(float(total[j * k : (j + 1) * k].std()) > FLAT_REWARD)
     finally:
         tok.padding_side = side
         model.train(was_training)
-    figs = {
-        "drawn": len(pool),
-        "kept": len(kept),
-        "samples": k,
-        "flat_share": 1 - len(kept) / max(1, len(pool)),
-    }
-    echo(
-        f"pre-pass: {len(kept)} of {len(pool)} prompts have samples that disagree"
-        f" ({k} samples each at temperature {cfg.temperature})"
-    )
-    return (kept or pool), figs
+    return kept, {"samples": k}
 
 
 # Rewards whose standard deviation within a group is at most this count as all alike.
@@ -454,10 +611,13 @@ def checkpoint_card(cfg: TrainConfig) -> CheckpointCard:
 
 
 def _save(trainer, processor, path: Path, cfg: TrainConfig) -> Path:
+    """Every process calls this (a sharded model is gathered to save it); only the one trl's
+    trainer names to save (the main process) writes."""
     trainer.save_model(str(path))
-    processor.save_pretrained(str(path))
-    processor.tokenizer.save_pretrained(str(path))
-    checkpoint_card(cfg).write(path)
+    if trainer.args.should_save:
+        processor.save_pretrained(str(path))
+        processor.tokenizer.save_pretrained(str(path))
+        checkpoint_card(cfg).write(path)
     return path
 
 
@@ -487,31 +647,51 @@ def _write_json(path: Path, data) -> None:
     tmp.replace(path)
 
 
+CPU_LAUNCH_NOTE = (
+    "note: `accelerate launch --cpu` starts one process (accelerate spawns CPU processes only"
+    " through mpirun); for N processes on a machine without GPUs: accelerate launch --multi_gpu"
+    " --num_processes N -m wmcli train ... (they train on the CPU, over gloo)"
+)
+
+
 def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = print) -> Path:
-    """Run both stages; returns the final checkpoint folder (loadable by predict_next and wm eval)."""
+    """Run both stages; returns the final checkpoint folder (loadable by predict_next and wm eval).
+
+    Under `accelerate launch` every process runs this: each trains on its share of the batches
+    and renders and scores its own GRPO completions with its own Chromium; the main process
+    alone builds the tiny model, writes the checkpoints, their cards and the figures, and says
+    what happens (`echo`); each process ends with one line of what it scored."""
     torch.manual_seed(cfg.seed)
+    procs = Processes(cfg)
+    say = echo if procs.main else (lambda s: None)
+    if procs.cpu_launch_alone():
+        echo(CPU_LAUNCH_NOTE)
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     dd = load_corpus(cfg.corpus)
     train_ds = dd["train"]
     examples = training_examples(cfg, train_ds)
     imitate = sft_examples(cfg, examples)
-    echo(
+    say(
         f"corpus: {len(train_ds)} training transitions from {len(set(train_ds['app']))} apps,"
         f" {cfg.target} targets ({len(imitate)} SFT examples, {len(grpo_examples(examples))} GRPO prompts)"
     )
-    start = init_checkpoint(cfg, train_ds)
+    with procs.main_first():  # the main process builds the tiny model, the others then load it
+        start = init_checkpoint(cfg, train_ds)
     model, processor = _load(start, cfg)
     if cfg.target == "edit":
         cfg = replace(cfg, max_completion_length=completion_budget(imitate, processor.tokenizer, cfg))
-        echo(f"edit targets: GRPO completions up to {cfg.max_completion_length} tokens")
+        say(f"edit targets: GRPO completions up to {cfg.max_completion_length} tokens")
     # the run's configuration as it trains: with the measured completion budget, not the preset's
-    _write_json(out / "config.json", cfg.to_dict())
-    echo(f"model: {start} ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters)")
+    if procs.main:
+        _write_json(out / "config.json", cfg.to_dict())
+    say(f"model: {start} ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters)")
+    if procs.count > 1:
+        say(f"{procs.count} processes: each renders and scores its own completions (ranks/rank<N>.jsonl)")
 
     figures: dict = {}
     if cfg.sft_steps > 0:
-        echo(f"stage 1: SFT for {cfg.sft_steps} steps")
+        say(f"stage 1: SFT for {cfg.sft_steps} steps")
         start_step = _resumed_step(out / "sft", resume)
         trainer, result = run_sft(cfg, model, processor, imitate, cfg.sft_steps, out / "sft", resume)
         figures["sft_loss"] = result.training_loss
@@ -519,17 +699,49 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         figures["sft_steps"] = {"resumed_from": start_step, "global_step": trainer.state.global_step}
         _save(trainer, processor, out / "sft" / "final", cfg)
         model = trainer.model
+        if procs.deepspeed and cfg.grpo_steps > 0:
+            # a ZeRO-3 engine's partitioned model does not go into a second trainer: GRPO starts
+            # from the saved SFT checkpoint instead
+            procs.wait()
+            model, processor = _load(out / "sft" / "final", cfg)
+    scored = None
     if cfg.grpo_steps > 0:
-        echo(f"stage 2: GRPO for {cfg.grpo_steps} steps, {cfg.num_generations} renders per prompt")
+        from render import Renderer
+
+        say(f"stage 2: GRPO for {cfg.grpo_steps} steps, {cfg.num_generations} renders per prompt")
         start_step = _resumed_step(out / "grpo", resume)
         prompts = grpo_examples(examples)
-        if cfg.prepass_prompts:
-            prompts, figures["prepass"] = disagreeing_prompts(cfg, model, processor, prompts, echo=echo)
-        trainer, result = run_grpo(cfg, model, processor, prompts, cfg.grpo_steps, out / "grpo", resume)
+        with Renderer() as renderer:  # this process' own Chromium
+            if cfg.prepass_prompts:
+                prompts, figures["prepass"] = disagreeing_prompts(
+                    cfg, model, processor, prompts, renderer, echo=say, procs=procs
+                )
+            trainer, result = run_grpo(
+                cfg,
+                model,
+                processor,
+                prompts,
+                cfg.grpo_steps,
+                out / "grpo",
+                resume,
+                renderer,
+                rank_log=out / "ranks",
+            )
+        scored = trainer.rank_log
         figures["grpo_steps"] = {"resumed_from": start_step, "global_step": trainer.state.global_step}
         figures.update(grpo_figures(trainer.state.log_history))
         figures["grpo_steps_per_s"] = result.metrics.get("train_steps_per_second")
     final = _save(trainer, processor, out / "final", cfg) if (cfg.sft_steps or cfg.grpo_steps) else start
+    if scored is not None:
+        lines = [json.loads(x) for x in scored.path.read_text().splitlines()]
+        done = [x for x in lines if x["event"] == "scored"]
+        echo(
+            f"process {procs.index} of {procs.count} (pid {os.getpid()}): scored"
+            f" {sum(len(x['ids']) for x in done)} completions in {len(done)} batches, rendered by"
+            f" its own Chromium (pid {sorted({p for x in done for p in x['chromium']})})"
+        )
+    if not procs.main:
+        return final
     if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:
         figures["gate"] = _calibrate(final, dd["validation"], echo)
     _write_json(out / "figures.json", figures)

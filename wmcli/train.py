@@ -1,10 +1,13 @@
 """`wm train`: with no arguments, the embedded default (bundled corpus, tiny model, CPU).
 
 Its flags are TrainConfig's fields (wmcli/options.py), each defaulting to the preset's value;
-`accelerate launch -m wmcli train ...` runs the same command on every process.
+`accelerate launch -m wmcli train ...` runs the same command on every process (on a machine
+without GPUs: `accelerate launch --multi_gpu --num_processes N`, since `--cpu` starts one).
 """
 
 from __future__ import annotations
+
+import os
 
 import typer
 
@@ -31,4 +34,5 @@ def train_command(
     except (FileNotFoundError, ValueError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from e
-    typer.echo(f"done: wm eval -m {final}  |  wm predict --model {final} ...")
+    if os.environ.get("RANK", "0") == "0":  # the main process of several says it once
+        typer.echo(f"done: wm eval -m {final}  |  wm predict --model {final} ...")
