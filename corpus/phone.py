@@ -209,6 +209,7 @@ def import_android_corpus(
     max_off: float = MAX_OFF,
     rounds: int = 2,
     licence: str | None = None,
+    id_test_share: float = 0.0,
     progress: bool = True,
     renderer=None,
 ) -> ImportReport:
@@ -225,15 +226,17 @@ def import_android_corpus(
         trs, drafts, floor, max_off, rounds, licence=lic, progress=progress, renderer=renderer, report=rep
     )
     rep.seconds = time.perf_counter() - t0
-    _save(rep, out)
+    _save(rep, out, id_test_share)
     return rep
 
 
-def _save(rep: ImportReport, out) -> None:
+def _save(rep: ImportReport, out, id_test_share: float = 0.0) -> None:
+    """Save what was kept at `out`, apps split whole; with `id_test_share`, that share of each
+    training app's episodes held out as id-test (corpus/store.py `hold_out_share`)."""
     if out is not None and rep.kept:
         from .store import save_corpus
 
-        save_corpus(rep.kept, out)
+        save_corpus(rep.kept, out, id_test_share=id_test_share)
 
 
 # ---- DroidBot --------------------------------------------------------------------------------
@@ -441,6 +444,7 @@ def import_droidbot(
     rounds: int = 2,
     licence: str | None = None,
     app: str | None = None,
+    id_test_share: float = 0.0,
     progress: bool = True,
     renderer=None,
 ) -> ImportReport:
@@ -457,5 +461,5 @@ def import_droidbot(
     )
     rep.dropped.update({f"{k} (not usable)": v for k, v in drop.items()})
     rep.seconds = time.perf_counter() - t0
-    _save(rep, out)
+    _save(rep, out, id_test_share)
     return rep

@@ -227,19 +227,22 @@ def import_android_corpus(
     licence: str | None = None,
     log: Log = print,
     warn: Log = _stderr,
+    id_test_share: float = 0.0,
 ) -> int:
     """Translate AndroidControl episodes (a TFRecord file) to HTML that looks like their
     screenshots and save the screens that reach blurred SSIM `threshold` with at most `max_off`
     of their pixels off at `out`. `coder` 'rules': corpus/phone.py's translation with per-region
     revision from the screenshot; a model spec: that model rewrites each draft as a whole
-    document until its render reaches SSIM `threshold`. Returns how many were kept."""
+    document until its render reaches SSIM `threshold`. `id_test_share` holds that share of each
+    training app's episodes out as id-test (in-app figures). Returns how many were kept."""
     path = Path(path)
     if not path.is_file():
         raise ArgumentError("path", f"{path}: no such file")
     if coder == "rules":
         from .phone import import_android_corpus as translate
 
-        return _phone_report(translate(path, out, scale, threshold, max_off, rounds, licence), out, log, warn)
+        rep = translate(path, out, scale, threshold, max_off, rounds, licence, id_test_share=id_test_share)
+        return _phone_report(rep, out, log, warn)
     from render import Renderer
     from worldmodel.spec import SpecError, parse_spec
 
@@ -277,7 +280,7 @@ def import_android_corpus(
         f"skipped {len(skipped)} bad records"
     )
     if kept:
-        save_corpus(kept, out)
+        save_corpus(kept, out, id_test_share=id_test_share)
         log(f"wrote {out}")
     return len(kept)
 
@@ -292,16 +295,18 @@ def import_droidbot_corpus(
     app: str | None = None,
     log: Log = print,
     warn: Log = _stderr,
+    id_test_share: float = 0.0,
 ) -> int:
     """Import a DroidBot exploration (events/, states/, utg.js): events joined to their screens,
-    translated, revised, and the screens that reach the floor saved at `out`. Returns how many
+    translated, revised, and the screens that reach the floor saved at `out` (with
+    `id_test_share`, the last share of the run held out as id-test). Returns how many
     transitions were kept."""
     from .phone import import_droidbot
 
     folder = Path(folder)
     if not (folder / "events").is_dir() or not (folder / "states").is_dir():
         raise ArgumentError("folder", f"{folder} is not a DroidBot output folder (no events/ and states/)")
-    rep = import_droidbot(folder, out, threshold, max_off, rounds, licence, app)
+    rep = import_droidbot(folder, out, threshold, max_off, rounds, licence, app, id_test_share=id_test_share)
     return _phone_report(rep, out, log, warn)
 
 

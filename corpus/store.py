@@ -79,6 +79,35 @@ def hold_out(transitions: Iterable[Transition]) -> list[Transition]:
     return out
 
 
+def hold_out_share(transitions: Sequence[Transition], splits: dict[str, str], share: float) -> int:
+    """Mark about `share` of each training app's recordings for the id-test split, so that an
+    imported corpus (phone traces) can be scored in-app as the bundled one is; returns how many
+    transitions were marked. An app with several episodes gives whole episodes (chosen by a
+    stable hash, at least one, and at least one kept for training). An app recorded as one long
+    exploration (a DroidBot run) gives the last `share` of its steps: the app's screens seen
+    earlier in the run are what a memory of it would hold."""
+    if not 0.0 <= share < 1.0:
+        raise ValueError(f"id-test share {share} is not in [0, 1)")
+    if share == 0.0:
+        return 0
+    by_app: dict[str, dict[str, list[Transition]]] = {}
+    for t in transitions:
+        if splits.get(t.app) == "train":
+            by_app.setdefault(t.app, {}).setdefault(t.episode_id, []).append(t)
+    marked: list[Transition] = []
+    for app, episodes in by_app.items():
+        if len(episodes) > 1:
+            order = sorted(episodes, key=lambda e: hashlib.sha1(f"{app}/{e}".encode()).hexdigest())
+            n = min(len(order) - 1, max(1, round(share * len(order))))
+            marked += [t for e in order[:n] for t in episodes[e]]
+        else:
+            steps = sorted(next(iter(episodes.values())), key=lambda t: t.step)
+            n = min(len(steps) - 1, max(1, round(share * len(steps)))) if len(steps) > 1 else 0
+            marked += steps[len(steps) - n :] if n else []
+    hold_out(marked)
+    return len(marked)
+
+
 def split_of(t: Transition, splits: dict[str, str]) -> str:
     return ID_TEST if held_out(t) else splits[t.app]
 
@@ -99,16 +128,24 @@ def save_corpus(
     out_dir: str | os.PathLike,
     splits: dict[str, str] | None = None,
     on_step: Callable[[str], None] | None = None,
+    id_test_share: float = 0.0,
     **split_kw,
 ):
     """Write a DatasetDict so that `out_dir` always holds a whole corpus: the old one or the new one.
+
+    `id_test_share`: hold out that share of each training app's recordings as id-test
+    (`hold_out_share`); a corpus of one app then trains on it rather than testing it whole.
 
     `on_step(name)` is called after each step ("written", "old_moved", "swapped"); tests use it to
     crash a save at each point.
     """
     if not transitions:
         raise ValueError("no transitions to save")
-    splits = splits or assign_splits({t.app for t in transitions}, **split_kw)
+    apps = {t.app for t in transitions}
+    if not splits and id_test_share and len(apps) == 1:
+        splits = {next(iter(apps)): "train"}
+    splits = splits or assign_splits(apps, **split_kw)
+    hold_out_share(transitions, splits, id_test_share)
     missing = {t.app for t in transitions} - set(splits)
     if missing:
         raise ValueError(f"no split given for app(s): {', '.join(sorted(missing))}")

@@ -139,6 +139,13 @@ _ROUNDS = typer.Option(2, min=0, help="revision rounds before a screen is droppe
 _LICENCE = typer.Option(
     None, help="the data's licence for the dataset card (default: what the source states)"
 )
+_ID_TEST_SHARE = typer.Option(
+    0.0,
+    min=0.0,
+    max=0.9,
+    help="hold out this share of each training app's episodes (of a lone DroidBot run: its last steps) "
+    "as id-test, for in-app figures beside unseen apps",
+)
 
 
 @app.command("import-android")
@@ -153,6 +160,7 @@ def import_android_cmd(
     coder: str = typer.Option(
         "rules", help="reviser: 'rules' (per-region fixes from the screenshot) or a model spec"
     ),
+    id_test_share: float = _ID_TEST_SHARE,
 ) -> None:
     """Translate AndroidControl episodes to HTML, revise with visual feedback, save the survivors."""
     from corpus.pipelines import import_android_corpus
@@ -168,6 +176,7 @@ def import_android_cmd(
         coder=coder,
         max_off=max_off,
         licence=licence,
+        id_test_share=id_test_share,
         log=typer.echo,
         warn=_err,
     )
@@ -182,6 +191,7 @@ def import_droidbot_cmd(
     rounds: int = _ROUNDS,
     licence: str = _LICENCE,
     app_name: str = typer.Option(None, "--app", help="app name (default: the states' commonest package)"),
+    id_test_share: float = _ID_TEST_SHARE,
 ) -> None:
     """Import a DroidBot exploration: events joined to their screens, translated, revised, saved."""
     from corpus.pipelines import import_droidbot_corpus
@@ -196,6 +206,7 @@ def import_droidbot_cmd(
         rounds=rounds,
         licence=licence,
         app=app_name,
+        id_test_share=id_test_share,
         log=typer.echo,
         warn=_err,
     )
