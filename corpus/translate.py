@@ -156,6 +156,17 @@ def _text_span(e: Elem, s: float) -> str:
     return f'<span class="{cls}" style="{style}">{_esc(e.text)}</span>'
 
 
+def _edge_html(edge: dict, s: float, origin) -> str:
+    """A text field's outline or underline, drawn over the field where the screenshot has it."""
+    x0, y0, x1, y1 = edge["box"]
+    sides = "border" if edge["sides"] == "all" else "border-bottom"
+    radius = f"border-radius:{edge['radius'] / s:.0f}px;" if edge.get("radius") else ""
+    return (
+        f'<div aria-hidden="true" style="position:absolute;{_pos(x0, y0, x1, y1, s, origin)}{radius}'
+        f'{sides}:{max(1.0, edge["width"] / s):.1f}px solid {_rgb(edge["colour"])};pointer-events:none"></div>'
+    )
+
+
 def _elem_html(e: Elem, s: float, origin=(0, 0)) -> str:
     x0, y0, x1, y1 = e.box
     pos = "position:absolute;" + _pos(x0, y0, x1, y1, s, origin)
@@ -184,14 +195,16 @@ def _elem_html(e: Elem, s: float, origin=(0, 0)) -> str:
         style = (
             f"{pos}{bg or 'background:transparent;'}border:0;margin:0;font-size:{fs / s:.1f}px;color:{fg};"
         )
+        edge = _edge_html(p["edge"], s, origin) if p.get("edge") else ""
         if p.get("lines", 1) > 1 and not p.get("password"):
             top = max(0, p.get("ty", y0) - y0) / s
             return (
                 f'<textarea{attrs}{ph} style="{style}padding:{top:.0f}px 0 0 {pad:.0f}px;resize:none;'
-                f'line-height:{p["lh"] / s:.1f}px;overflow:hidden;outline:0">{_esc(e.text)}</textarea>'
+                f'line-height:{p["lh"] / s:.1f}px;overflow:hidden;outline:0">{_esc(e.text)}</textarea>{edge}'
             )
         return (
             f'<input{attrs} type="{typ}" value="{_esc(e.text)}"{ph} style="{style}padding:0 0 0 {pad:.0f}px">'
+            + edge
         )
 
     if e.kind == "check":
@@ -319,7 +332,7 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     "ink" is most of the box (a filled button inside a larger touch area), the text is read
     against that fill instead, and `face` says the element's look must come from the pixels."""
     x0, y0, x1, y1 = box
-    m = _trim(ink_mask(img, box, bg))
+    m = _within_fill(img, box, bg, _trim(ink_mask(img, box, bg)))
     if not m.any():
         return None
     face = False
@@ -350,7 +363,8 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     lt, lb = lines[0]
     fs = (lb - lt) / (up + down)
     n = len(lines)
-    pitch = (lines[-1][0] - lines[0][0]) / (n - 1) if n > 1 else fs * 1.2
+    # lines are as far apart as most neighbours are (an empty line between paragraphs is two)
+    pitch = float(np.median(np.diff([a for a, _ in lines]))) if n > 1 else fs * 1.2
     if n > 1 and pitch < fs:  # two rows of one line (e.g. accents): treat as one
         n, pitch = 1, fs * 1.2
     if n > 1 and _script(text) == "latin":  # size at which the words wrap as the first line's ink does
@@ -414,6 +428,19 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     }
 
 
+def _within_fill(img, box, bg, m: np.ndarray) -> np.ndarray:
+    """Ink only where the box's own colour is: a button's fill narrower than its touch area has a
+    margin of the colour behind it and a shadow around it, neither of them text."""
+    x0, y0, x1, y1 = box
+    near = np.abs(img[y0:y1, x0:x1].astype(np.int16) - np.asarray(bg, dtype=np.int16)).max(axis=2) <= 16
+    rows, cols = np.flatnonzero(near.mean(axis=1) >= 0.3), np.flatnonzero(near.mean(axis=0) >= 0.3)
+    if len(rows) < 3 or len(cols) < 3:
+        return m
+    out = np.zeros_like(m)
+    out[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1] = m[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+    return out
+
+
 def _trim(m: np.ndarray) -> np.ndarray:
     """Ink less the rows and columns that are nearly all ink: a border or a margin, not glyphs."""
     m = m.copy()
@@ -468,6 +495,41 @@ def _heavier(ink: np.ndarray, text: str, fs: float, reach: float = 255.0) -> boo
         if best is None or abs(share - got) < best:
             best, bold = abs(share - got), weight == 500
     return bold
+
+
+def _lines(share: np.ndarray, lo: int, hi: int, full: float = 0.8) -> list[tuple[int, int]]:
+    """Runs (start, end) of rows (or columns) between `lo` and `hi` whose share of line is `full`."""
+    return [(lo + a, lo + b) for a, b in _runs(share[lo:hi] >= full, 1)]
+
+
+def field_edge(img, box, bg) -> dict | None:
+    """A text field's outline (a line along all four sides) or underline (a line across its lower
+    part) from the screenshot: long straight runs of one colour, fainter than text's ink."""
+    x0, y0, x1, y1 = box
+    h, w = y1 - y0, x1 - x0
+    if h < 8 or w < 16:
+        return None
+    m = np.abs(img[y0:y1, x0:x1].astype(np.int16) - np.asarray(bg, dtype=np.int16)).max(axis=2) > 24
+    bottom = _lines(m.mean(axis=1), h // 2, h)
+    if not bottom:
+        return None
+    b0, b1 = bottom[-1]
+    if b1 - b0 > max(3, h // 8):  # a filled band, not a line
+        return None
+    cols = np.flatnonzero(m[b0:b1].any(axis=0))
+    lx0, lx1 = int(cols[0]), int(cols[-1]) + 1
+    line = img[y0 + b0 : y0 + b1, x0 + lx0 : x0 + lx1].reshape(-1, 3)
+    edge = {"sides": "bottom", "width": b1 - b0, "colour": tuple(int(v) for v in np.median(line, axis=0))}
+    top = _lines(m.mean(axis=1), 0, h // 2)
+    sides = _lines(m[top[0][0] : b1].mean(axis=0), 0, w, 0.7) if top else []
+    if top and len(sides) >= 2 and sides[0][0] <= lx0 + 2 and sides[-1][1] >= lx1 - 2:
+        left, t0 = sides[0][0], top[0][0]
+        straight = np.flatnonzero(m[t0, left:])  # a rounded corner starts the top line late
+        edge |= {"sides": "all", "radius": int(straight[0]) if len(straight) else 0}
+        edge["box"] = (x0 + left, y0 + t0, x0 + sides[-1][1], y0 + b1)
+    else:
+        edge["box"] = (x0 + lx0, y0 + b0, x0 + lx1, y0 + b1)
+    return edge
 
 
 def corner_radius(img, box, bg) -> int:
@@ -665,12 +727,8 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
     by_id = {n.unique_id: n for n in win.tree.nodes}
     parent = {c: n.unique_id for n in win.tree.nodes for c in n.child_ids}
     painted: dict[int, tuple] = {}  # node id -> the colour its box is painted
-    labels_below: dict[int, set[str]] = {}
-    for n in reversed(nodes):  # which labels a node's descendants draw
-        own = {n.text} if n.text else set()
-        for c in n.child_ids:
-            own |= labels_below.get(c, set())
-        labels_below[n.unique_id] = own
+    drawn_below = _drawn_below(nodes)
+    web, pages = _web_content(nodes, by_id)
     texts = []
     for n in nodes:
         box = _bounds(n, rx, ry, W, H)
@@ -691,10 +749,24 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
         label = n.text or ""
         desc = n.content_description or ""
         kids = [by_id[c] for c in n.child_ids if c in by_id]
-        # a labelled container whose child draws the same words leaves the drawing to the child
-        if label and not n.is_editable and any(label in labels_below.get(c.unique_id, ()) for c in kids):
+        # a labelled container whose children draw the same words (or the start of them, the
+        # rest scrolled away) leaves the drawing to them
+        spelled = "".join(drawn_below.get(c.unique_id, "") for c in kids)
+        if (
+            label
+            and not n.is_editable
+            and spelled
+            and (_squeeze(label).startswith(spelled) or _squeeze(label) in spelled)
+        ):
             label = ""
-        bg = mine if paints else None
+        if n.unique_id in pages:  # a web page: its pixels under the nodes it exposes; its text is its title
+            if label or desc:
+                attrs["aria-label"] = label or desc
+            w.elems.append(Elem("bg", box, "", props={"attrs": attrs, "bg": None, "face": True}))
+            continue
+        if "Image" in cls and not n.is_editable:  # an image's text (a web <img>'s alt) is not drawn
+            desc, label = desc or label, ""
+        bg = mine if paints and n.unique_id not in web else None  # a page paints its own backgrounds
         radius = corner_radius(img, box, col) if paints else 0
         props = {"attrs": attrs, "bg": bg, "radius": radius}
         if n.is_editable:
@@ -704,6 +776,8 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
                 props |= {k: fit[k] for k in ("fg", "tx", "ty", "lh", "lines")}
                 props["fs"] = min(fit["fs"], MAX_INPUT_FONT * scale)
                 _erase(clean, fit["ink"], mine)
+            if n.unique_id not in web:  # a page's own field is in its pixels
+                props["edge"] = field_edge(img, box, mine)
             if n.is_password and n.text and not set(n.text) <= {"•", "*"}:
                 attrs["data-masked"] = "1"
             w.elems.append(Elem("input", box, n.text, props))
@@ -742,6 +816,8 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
             continue
         if label:
             fit = fit_text(img, box, mine, label, scale)
+            if fit and n.unique_id in web and not _reads_as(fit, label, x1):
+                fit = None  # a page's label on an icon: the page's pixels show what it draws
             if fit:
                 props |= fit
                 texts.append(fit["ink"])
@@ -764,6 +840,48 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
             e.props["face"] = crop_asset(clean, e.box)
             e.props["bg"] = None
     return w
+
+
+def _reads_as(fit: dict, text: str, right: int) -> bool:
+    """Whether ink fitted as `text` could be that text: set at the fitted size, the words fill
+    about as many lines as the ink has (an icon's bars read as lines of tiny type), and a single
+    line is not cut short (an icon narrower than its label)."""
+    if fit["ellipsis"]:
+        return False
+    w = text_width(" ".join(text.split()), fit["fs"], 500 if fit.get("bold") else 400)
+    if w is None or fit["lines"] == 1:
+        return True
+    need = w / max(1.0, right - fit["tx"])  # lines the words need at full width
+    return (fit["lines"] - 1) * 0.6 <= need <= fit["lines"] * 1.3
+
+
+def _squeeze(t: str) -> str:
+    return "".join(t.split())
+
+
+def _drawn_below(nodes) -> dict[int, str]:
+    """Per node, the words it and its descendants carry, in drawing order and without spaces: a
+    label its children spell out between them (a list item of a link and a bullet) is theirs."""
+    out: dict[int, str] = {}
+    for n in reversed(nodes):  # children come after their parent in tree order
+        own, kids = _squeeze(n.text or ""), "".join(out.get(c, "") for c in n.child_ids)
+        out[n.unique_id] = kids if own in kids else own  # words spelled out twice count once
+    return out
+
+
+def _web_content(nodes, by_id) -> tuple[set[int], set[int]]:
+    """(every node of a web page, the pages' own nodes): a WebView and what lies below it. A page
+    exposes only some of what it draws to accessibility (headings, pictures and fields go
+    missing) and in its own faces, so its pixels are carried and its nodes drawn over them."""
+    pages = {n.unique_id for n in nodes if "WebView" in n.class_name}
+    web, stack = set(), list(pages)
+    while stack:
+        i = stack.pop()
+        if i in web or i not in by_id:
+            continue
+        web.add(i)
+        stack.extend(by_id[i].child_ids)
+    return web, pages
 
 
 def _own_colour(img, box, kids) -> tuple[np.ndarray, float]:
