@@ -735,10 +735,11 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     if scored is not None:
         lines = [json.loads(x) for x in scored.path.read_text().splitlines()]
         done = [x for x in lines if x["event"] == "scored"]
+        browsers = sorted({p for x in done for p in x["chromium"]})
         echo(
             f"process {procs.index} of {procs.count} (pid {os.getpid()}): scored"
-            f" {sum(len(x['ids']) for x in done)} completions in {len(done)} batches, rendered by"
-            f" its own Chromium (pid {sorted({p for x in done for p in x['chromium']})})"
+            f" {sum(len(x['ids']) for x in done)} completions in {len(done)} batches, rendered"
+            + (f" by its own Chromium (pid {browsers})" if browsers else " none (nothing to render)")
         )
     if not procs.main:
         return final
