@@ -33,6 +33,10 @@ FONT_STACK = "Roboto,'Noto Sans CJK SC','Noto Color Emoji',sans-serif"
 ROBOTO = Path("/usr/share/fonts/truetype/roboto/unhinted/RobotoTTF")
 # Roboto's vertical metrics (em units): where the ink of a line sits around its baseline
 ASCENT, DESCENT, CAP, XH, DESC = 0.927, 0.244, 0.711, 0.528, 0.21
+# Noto Color Emoji as Chromium sets it beside Roboto (measured): ink 0.89 em above the baseline and
+# 0.2 below, each emoji 1.25 em wide; Roboto has none, so its widths say nothing about them
+EMOJI_UP, EMOJI_DOWN, EMOJI_ADVANCE = 0.89, 0.2, 1.25
+WEIGHTS = {100: "Thin", 300: "Light", 400: "Regular", 500: "Medium", 700: "Bold"}
 MAX_INPUT_FONT = 24.0  # CSS px: an input's text is never sized from a tall box alone
 INK = 48  # a channel this far from the background is ink
 # The switch, drawn as a switch; colours come from each element's own CSS variables.
@@ -133,7 +137,10 @@ def _text_span(e: Elem, s: float) -> str:
         return _esc(e.text)
     x0, y0, x1, y1 = e.box
     fs = p["fs"]
-    weight = ";font-weight:500" if p.get("bold") else ""
+    wt = p.get("weight", 500 if p.get("bold") else 400)
+    weight = f";font-weight:{wt}" if wt != 400 else ""
+    if p.get("deco"):
+        weight += f";text-decoration:{p['deco']}"
     style = f"font-size:{fs / s:.1f}px;line-height:{p['lh'] / s:.1f}px;color:{_rgb(p['fg'])}{weight};"
     top = (p["ty"] - y0) / s
     if p.get("align") == "center":
@@ -291,7 +298,7 @@ def _runs(flags: np.ndarray, gap: int) -> list[tuple[int, int]]:
 def _font(weight: int, size: int):
     from PIL import ImageFont
 
-    name = "Roboto-Medium.ttf" if weight >= 500 else "Roboto-Regular.ttf"
+    name = f"Roboto-{WEIGHTS.get(weight, 'Regular')}.ttf"
     try:
         return ImageFont.truetype(str(ROBOTO / name), size)
     except OSError:
@@ -303,7 +310,14 @@ def text_width(text: str, fs: float, weight: int = 400) -> float | None:
     f = _font(weight, 100)
     if f is None:
         return None
-    return f.getlength(text) * fs / 100
+    emoji = sum(_is_emoji(c) for c in text) - text.count("\u200d")  # a ZWJ sequence is one glyph
+    plain = "".join(c for c in text if not _is_emoji(c) and c not in "\u200d\ufe0f")
+    return (f.getlength(plain) if plain else 0.0) * fs / 100 + max(0, emoji) * EMOJI_ADVANCE * fs
+
+
+def _is_emoji(c: str) -> bool:
+    o = ord(c)
+    return o >= 0x1F000 or 0x2600 <= o < 0x27C0 or 0x2B00 <= o < 0x2C00
 
 
 def _script(text: str) -> str:
@@ -324,6 +338,8 @@ def _ink_ratio(line: str) -> tuple[float, float]:
         return 0.8, 0.08
     up = any(c.isupper() or c.isdigit() or c in "bdfhklt!?/()[]{}|'\"" or ord(c) > 0x2E80 for c in line)
     down = any(c in "gjpqy,;()[]{}|" for c in line)
+    if any(_is_emoji(c) for c in line):  # an emoji reaches above capitals and below the baseline
+        return EMOJI_UP, EMOJI_DOWN
     return (CAP if up else XH), (DESC if down else 0.0)
 
 
@@ -335,6 +351,7 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     m = _within_fill(img, box, bg, _trim(ink_mask(img, box, bg)))
     if not m.any():
         return None
+    deco, m = _decoration(m)
     face = False
     if m.mean() > 0.3:
         ys, xs = np.nonzero(m)
@@ -363,8 +380,7 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     lt, lb = lines[0]
     fs = (lb - lt) / (up + down)
     n = len(lines)
-    # lines are as far apart as most neighbours are (an empty line between paragraphs is two)
-    pitch = float(np.median(np.diff([a for a, _ in lines]))) if n > 1 else fs * 1.2
+    pitch = _pitch([a for a, _ in lines], fs) if n > 1 else fs * 1.2
     if n > 1 and pitch < fs:  # two rows of one line (e.g. accents): treat as one
         n, pitch = 1, fs * 1.2
     if n > 1 and _script(text) == "latin":  # size at which the words wrap as the first line's ink does
@@ -383,17 +399,18 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
             if best is None or err < best[0]:
                 best = (err, f)
         fs = float(best[1]) if best is not None and best[0] <= 0.1 else fp
-    bold = ellipsis = False
+    ellipsis, weight = False, 400
     script = _script(text)
     if n == 1 and script == "latin":
-        wr, wm = text_width(first, fs, 400), text_width(first, fs, 500)
         inkw = ix1 - ix0
-        if wr:
+        if text_width(first, fs):
             px = img[y0:y1, x0:x1][m].astype(np.int32)
             reach = np.abs(px - np.asarray(bg)).max(axis=1).max() if len(px) else 255
-            bold = _heavier(m[lt:lb, ix0:ix1], first, fs, reach)
-            w = wm if bold else wr
-            r = inkw / max(1.0, w)
+            # thin and light faces only in large type (a heading, a splash), where strokes are wide
+            # enough to tell them apart
+            weights = (100, 300, 400, 500) if fs / scale >= 22 else (400, 500)
+            weight = _weight(m[lt:lb, ix0:ix1], first, fs, reach, weights)
+            r = inkw / max(1.0, text_width(first, fs, weight))
             if 0.8 <= r <= 1.25:
                 fs *= r
             elif r < 0.8:  # the box holds less than the text: the phone ellipsized it
@@ -419,13 +436,23 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
         "tx": x0 + ix0 - fs * 0.06,
         "ty": float(ty),
         "lines": n,
-        "bold": bold,
+        "bold": weight >= 500,
+        "weight": weight,
+        "deco": deco,
         "align": align,
         "ellipsis": ellipsis,
         "ink": (x0 + ix0, y0 + lt, x0 + ix1, y0 + lines[-1][1]),
         "rx": x0 + ix1,
         "face": face,
     }
+
+
+def _pitch(tops: list[int], fs: float) -> float:
+    """Distance between lines from where they start: a gap spanning empty lines (between
+    paragraphs) counts as the lines it spans, by the letters' own size (`fs`, from their ink)."""
+    gaps = np.diff(tops).astype(float)
+    slots = np.maximum(1, np.round(gaps / max(1.0, fs * (ASCENT + DESCENT))))
+    return float(np.median(gaps / slots))
 
 
 def _within_fill(img, box, bg, m: np.ndarray) -> np.ndarray:
@@ -469,32 +496,51 @@ def _margins(m: np.ndarray) -> tuple[int, int]:
     return (int(cols[0]), m.shape[1] - int(cols[-1]) - 1) if len(cols) else (0, 0)
 
 
-def _heavier(ink: np.ndarray, text: str, fs: float, reach: float = 255.0) -> bool:
-    """Whether a line's ink is Roboto Medium rather than Regular: the weight whose own rendering
-    (PIL, same size, thresholded as the screenshot's ink is: `reach` is how far the text's colour
-    lies from its background) covers a share of its box closest to the screenshot's."""
+def _weight(ink: np.ndarray, text: str, fs: float, reach: float = 255.0, weights=(400, 500)) -> int:
+    """Which of Roboto's `weights` a line's ink is set in: the one whose own rendering (PIL, same
+    size, thresholded as the screenshot's ink is: `reach` is how far the text's colour lies from
+    its background) covers a share of its box closest to the screenshot's."""
     from PIL import ImageDraw
 
     got = ink.mean()
     cut = 255.0 * INK / max(float(reach), INK + 1.0)
-    best, bold = None, False
-    for weight in (400, 500):
+    best, chosen = None, 400
+    for weight in weights:
         f = _font(weight, max(6, int(round(fs))))
         if f is None:
-            return False
+            return 400
         bl, bt, br, bb = f.getbbox(text)
         if br - bl < 2 or bb - bt < 2:
-            return False
+            return 400
         im = Image.new("L", (br - bl + 4, bb - bt + 4), 0)
         ImageDraw.Draw(im).text((2 - bl, 2 - bt), text, font=f, fill=255)
         a = np.asarray(im) > cut
         if not a.any():
-            return False
+            return 400
         ys, xs = np.nonzero(a)
         share = a[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1].mean()
         if best is None or abs(share - got) < best:
-            best, bold = abs(share - got), weight == 500
-    return bold
+            best, chosen = abs(share - got), weight
+    return chosen
+
+
+def _decoration(m: np.ndarray) -> tuple[str | None, np.ndarray]:
+    """A line struck through or underlined, from rows of ink that run the whole width of the
+    text, and the ink without them (so the letters are measured alone)."""
+    cols = np.flatnonzero(m.any(axis=0))
+    if len(cols) < 12:
+        return None, m
+    full = np.flatnonzero(m[:, cols[0] : cols[-1] + 1].mean(axis=1) >= 0.92)
+    rows = np.flatnonzero(m.any(axis=1))
+    if not len(full) or full[-1] - full[0] > max(3, (rows[-1] - rows[0]) // 6):
+        return None, m
+    at = (full.mean() - rows[0]) / max(1, rows[-1] - rows[0])
+    kind = "underline" if at >= 0.8 else "line-through" if 0.25 <= at <= 0.75 else None
+    if kind is None:
+        return None, m
+    out = m.copy()
+    out[full[0] : full[-1] + 1] = False
+    return kind, out
 
 
 def _lines(share: np.ndarray, lo: int, hi: int, full: float = 0.8) -> list[tuple[int, int]]:
@@ -845,12 +891,14 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
 def _reads_as(fit: dict, text: str, right: int) -> bool:
     """Whether ink fitted as `text` could be that text: set at the fitted size, the words fill
     about as many lines as the ink has (an icon's bars read as lines of tiny type), and a single
-    line is not cut short (an icon narrower than its label)."""
+    line is neither cut short (an icon narrower than its label) nor far wider than its words."""
     if fit["ellipsis"]:
         return False
-    w = text_width(" ".join(text.split()), fit["fs"], 500 if fit.get("bold") else 400)
-    if w is None or fit["lines"] == 1:
+    w = text_width(" ".join(text.split()), fit["fs"], fit.get("weight", 400))
+    if w is None:
         return True
+    if fit["lines"] == 1:  # nor is its ink far wider than the words
+        return fit["ink"][2] - fit["ink"][0] <= 1.5 * w
     need = w / max(1.0, right - fit["tx"])  # lines the words need at full width
     return (fit["lines"] - 1) * 0.6 <= need <= fit["lines"] * 1.3
 

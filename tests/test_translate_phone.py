@@ -139,3 +139,94 @@ def test_a_text_field_keeps_its_underline_or_outline(renderer, outline):
     band = (16, 100, 344, 104) if outline else (16, 152, 344, 156)
     assert box_off(first, img, band) <= 0.1  # the line is where the screenshot has it
     assert box_off(first, img, (16, 100, 344, 156)) <= 0.06
+
+
+def _fs(html: str, text: str) -> float:
+    m = re.search(rf"<span[^>]*font-size:([\d.]+)px[^>]*>{re.escape(text)}</span>", html)
+    assert m, f"{text!r} is not drawn"
+    return float(m.group(1))
+
+
+def test_a_struck_through_item_is_drawn_struck_through(renderer):
+    nodes = [
+        ROOT,
+        (1, 0, (16, 100, 344, 140), "TextView", {"text": "Buy milk"}),
+        (2, 0, (16, 140, 344, 180), "TextView", {"text": "Call the bank"}),
+    ]
+    body = (
+        '<div style="position:absolute;left:16px;top:106px;font:20px Roboto;color:#555;'
+        'text-decoration:line-through">Buy milk</div>'
+        '<div style="position:absolute;left:16px;top:146px;font:20px Roboto;color:#222">Call the bank</div>'
+    )
+    img, d, first = draw(renderer, nodes, body)
+    html = d.html()
+    assert re.search(r"<span[^>]*line-through[^>]*>Buy milk</span>", html)
+    assert not re.search(r"<span[^>]*(line-through|underline)[^>]*>Call the bank</span>", html)
+    assert not re.search(r"<span[^>]*font-weight[^>]*>Buy milk</span>", html)  # the line is no weight
+    assert box_off(first, img, (16, 100, 344, 140)) <= 0.05
+
+
+def test_tab_labels_with_emoji_keep_to_their_tabs(renderer):
+    """An emoji reaches above capitals and is wider than Roboto's missing glyph: sized as letters,
+    the label came out half again too large and ran into the next tab."""
+    labels = ["🏆 Achievements", "📅 Calendar days"]
+    nodes = [ROOT] + [
+        (k + 1, 0, (180 * k, 60, 180 * k + 180, 108), "TextView", {"text": t}) for k, t in enumerate(labels)
+    ]
+    body = '<div style="position:absolute;left:0;top:60px;width:360px;height:48px;background:#3949ab"></div>'
+    body += "".join(
+        f'<div style="position:absolute;left:{180 * k}px;top:72px;width:180px;text-align:center;'
+        f"font:16px Roboto,'Noto Color Emoji';color:#fff\">{t}</div>"
+        for k, t in enumerate(labels)
+    )
+    img, d, first = draw(renderer, nodes, body)
+    html = d.html()
+    for k, t in enumerate(labels):
+        assert 14 <= _fs(html, t) <= 18
+        assert box_off(first, img, (180 * k, 60, 180 * k + 180, 108)) <= 0.15
+    assert box_off(first, img, (165, 60, 195, 108)) <= 0.01  # nothing runs across the tabs' border
+
+
+def test_a_large_thin_splash_heading_keeps_its_face_and_size(renderer):
+    nodes = [ROOT, (1, 0, (0, 200, 360, 300), "TextView", {"text": "Welcome"})]
+    body = (
+        '<div style="position:absolute;left:0;top:210px;width:360px;text-align:center;'
+        'font:100 64px Roboto;color:#222">Welcome</div>'
+    )
+    img, d, first = draw(renderer, nodes, body)
+    html = d.html()
+    assert re.search(r"<span[^>]*font-weight:(100|300)[^>]*>Welcome</span>", html)
+    assert 58 <= _fs(html, "Welcome") <= 70
+    assert box_off(first, img, (0, 200, 360, 300)) <= 0.09
+
+
+def test_paragraphs_apart_are_set_at_their_line_size(renderer):
+    """Empty lines between paragraphs are not wider line spacing: sized from the mean distance
+    between lines, the text came out a third too large."""
+    text = "First paragraph of the note.\n\nSecond one, a little longer than the first.\n\nThird."
+    nodes = [ROOT, (1, 0, (0, 60, W, 400), "TextView", {"text": text})]
+    html_text = text.replace("\n", "<br>")
+    body = f'<div style="position:absolute;left:0;top:60px;width:{W}px;font:16px/19px Roboto;color:#ddd;background:#333;height:340px">{html_text}</div>'
+    img, d, first = draw(renderer, nodes, body)
+    assert 14.5 <= _fs(d.html(), text) <= 17.5
+    assert box_off(first, img, (0, 60, W, 400)) <= 0.03
+
+
+def test_a_button_inside_a_larger_touch_area_is_read_inside_its_fill(renderer):
+    """The margin around a button's fill (the bar's colour) is not text: counted as ink, it made
+    the label twice its size."""
+    nodes = [
+        ROOT,
+        (1, 0, (0, 500, W, 580), "LinearLayout", {}),
+        (2, 1, (4, 504, 180, 576), "Button", {"text": "NO, THANKS", "is_clickable": True}),
+        (3, 1, (180, 504, 356, 576), "Button", {"text": "HELP!", "is_clickable": True}),
+    ]
+    body = '<div style="position:absolute;left:0;top:500px;width:360px;height:80px;background:#c8c8c8"></div>'
+    body += "".join(
+        f'<div style="position:absolute;left:{x}px;top:516px;width:160px;height:48px;background:#5a5a5c;box-shadow:0 3px 4px rgba(0,0,0,.6);'
+        f'color:#fff;font:500 14px/48px Roboto;text-align:center">{t}</div>'
+        for x, t in ((12, "NO, THANKS"), (188, "HELP!"))
+    )
+    img, d, first = draw(renderer, nodes, body)
+    html = d.html()
+    assert 12.5 <= _fs(html, "NO, THANKS") <= 16 and 12.5 <= _fs(html, "HELP!") <= 16
