@@ -206,7 +206,7 @@ def _elem_html(e: Elem, s: float, origin=(0, 0)) -> str:
         if p.get("lines", 1) > 1 and not p.get("password"):
             top = max(0, p.get("ty", y0) - y0) / s
             return (
-                f'<textarea{attrs}{ph} style="{style}padding:{top:.0f}px 0 0 {pad:.0f}px;resize:none;'
+                f'<textarea{attrs}{ph} style="{style}padding:{top:.0f}px {pad:.0f}px 0 {pad:.0f}px;resize:none;'
                 f'line-height:{p["lh"] / s:.1f}px;overflow:hidden;outline:0">{_esc(e.text)}</textarea>{edge}'
             )
         return (
@@ -442,9 +442,17 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
         "align": align,
         "ellipsis": ellipsis,
         "ink": (x0 + ix0, y0 + lt, x0 + ix1, y0 + lines[-1][1]),
+        "rich": _rich(lines),
         "rx": x0 + ix1,
         "face": face,
     }
+
+
+def _rich(lines: list[tuple[int, int]]) -> bool:
+    """Whether a text's lines are set in several sizes (a TextView showing styled HTML: headings
+    over paragraphs), which one size cannot draw: its tallest line far above the usual one."""
+    hs = [b - a for a, b in lines]
+    return len(hs) >= 3 and max(hs) > 1.35 * float(np.median(hs))
 
 
 def _pitch(tops: list[int], fs: float) -> float:
@@ -864,6 +872,10 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
             fit = fit_text(img, box, mine, label, scale)
             if fit and n.unique_id in web and not _reads_as(fit, label, x1):
                 fit = None  # a page's label on an icon: the page's pixels show what it draws
+            if fit and fit["rich"]:  # styled text in many sizes: its pixels, its words as their name
+                attrs["aria-label"] = label
+                w.elems.append(Elem("img", box, label, props | {"asset": None, "click": n.is_clickable}))
+                continue
             if fit:
                 props |= fit
                 texts.append(fit["ink"])

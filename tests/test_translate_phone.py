@@ -230,3 +230,21 @@ def test_a_button_inside_a_larger_touch_area_is_read_inside_its_fill(renderer):
     img, d, first = draw(renderer, nodes, body)
     html = d.html()
     assert 12.5 <= _fs(html, "NO, THANKS") <= 16 and 12.5 <= _fs(html, "HELP!") <= 16
+
+
+def test_styled_text_in_many_sizes_is_carried_as_its_pixels(renderer):
+    """One TextView showing styled HTML (headings over paragraphs): set in one size, it came out
+    as a few giant lines; its pixels are kept and its words name them."""
+    text = "Acrylic Paint\n\nThanks for using it!\nIt is free software.\n\nCredits\n\nSpecial thanks to all."
+    nodes = [ROOT, (1, 0, (16, 60, 344, 400), "TextView", {"text": text})]
+    body = (
+        '<div style="position:absolute;left:16px;top:60px;width:328px;font:16px/19px Roboto;color:#666">'
+        '<div style="font:700 26px/32px Roboto">Acrylic Paint</div><p>Thanks for using it!<br>It is '
+        '<b>free</b> software.</p><div style="font:700 22px/28px Roboto">Credits</div>'
+        "<p>Special thanks to <u>all</u>.</p></div>"
+    )
+    img, d, first = draw(renderer, nodes, body)
+    html = d.html()
+    assert re.search(r'<img[^>]*src="asset:[0-9a-f]+"[^>]*alt="Acrylic Paint', html)
+    assert spans(html, text) == 0
+    assert box_off(first, img, (16, 60, 344, 400)) <= 0.01
