@@ -173,6 +173,8 @@ def run_set(title, tag, transitions, drafts, renderer, args, rep=None) -> tuple[
     ids = {id(s) for t in rep.kept for s in (t.screen, t.next_screen)}
     kept_rows = [rep.screen_scores[i].final for i in ids]  # the kept screens' scores
     table(f"{title}: {rep.summary()}", rep.rows, kept, usable, secs, cpu)
+    for why in rep.skipped[:3]:
+        print("skipped:", why)
     if args.worst:
         paths = side_by_side(renderer, list(screens.values()), args.out, tag, rep.screen_scores, args.worst)
         print(f"{len(paths)} worst screens side by side (screenshot | render) in {args.out}/{tag}-*.png")

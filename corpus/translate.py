@@ -7,7 +7,9 @@ under it: a box paints its background only where it differs from what is beneath
 the size, weight, colour and alignment its ink has in the screenshot, and images and icons are
 crops of the screenshot named by content hash (render/assets.py), so a document stays short and
 an icon seen on many screens is stored once. What no node covers (the status and navigation
-bars, the dimmed app behind a dialog or sheet) comes from the screenshot too.
+bars, the dimmed app behind a dialog or sheet) comes from the screenshot too, and so does a web
+page (a WebView: an app's help page, a browser it opened), whose tree exposes only part of what
+it draws, in faces and a layout Roboto spans cannot redo; its nodes name what they cover.
 
 The translation is kept as a `Draft` (a list of `Elem`s per window) so the visual-feedback
 revision (corpus/revise.py) can fix the elements whose region renders wrong and emit again.
@@ -352,6 +354,8 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     if not m.any():
         return None
     deco, m = _decoration(m)
+    if not m.any():  # a rule, not words
+        return None
     face = False
     if m.mean() > 0.3:
         ys, xs = np.nonzero(m)
@@ -869,9 +873,9 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
             w.elems.append(Elem("img", box, desc, props))
             continue
         if label:
-            fit = fit_text(img, box, mine, label, scale)
-            if fit and n.unique_id in web and not _reads_as(fit, label, x1):
-                fit = None  # a page's label on an icon: the page's pixels show what it draws
+            # a page's text is set in its own faces and layout, which Roboto spans cannot redo
+            # line by line: the page's pixels show it and its node names it
+            fit = fit_text(img, box, mine, label, scale) if n.unique_id not in web else None
             if fit and fit["rich"]:  # styled text in many sizes: its pixels, its words as their name
                 attrs["aria-label"] = label
                 w.elems.append(Elem("img", box, label, props | {"asset": None, "click": n.is_clickable}))
@@ -900,21 +904,6 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
     return w
 
 
-def _reads_as(fit: dict, text: str, right: int) -> bool:
-    """Whether ink fitted as `text` could be that text: set at the fitted size, the words fill
-    about as many lines as the ink has (an icon's bars read as lines of tiny type), and a single
-    line is neither cut short (an icon narrower than its label) nor far wider than its words."""
-    if fit["ellipsis"]:
-        return False
-    w = text_width(" ".join(text.split()), fit["fs"], fit.get("weight", 400))
-    if w is None:
-        return True
-    if fit["lines"] == 1:  # nor is its ink far wider than the words
-        return fit["ink"][2] - fit["ink"][0] <= 1.5 * w
-    need = w / max(1.0, right - fit["tx"])  # lines the words need at full width
-    return (fit["lines"] - 1) * 0.6 <= need <= fit["lines"] * 1.3
-
-
 def _squeeze(t: str) -> str:
     return "".join(t.split())
 
@@ -932,7 +921,8 @@ def _drawn_below(nodes) -> dict[int, str]:
 def _web_content(nodes, by_id) -> tuple[set[int], set[int]]:
     """(every node of a web page, the pages' own nodes): a WebView and what lies below it. A page
     exposes only some of what it draws to accessibility (headings, pictures and fields go
-    missing) and in its own faces, so its pixels are carried and its nodes drawn over them."""
+    missing) and sets its text in its own faces, so its pixels are carried and its nodes placed
+    over them, named by their words; fields stay fields."""
     pages = {n.unique_id for n in nodes if "WebView" in n.class_name}
     web, stack = set(), list(pages)
     while stack:

@@ -72,6 +72,9 @@ def spans(html: str, text: str) -> int:
 ROOT = (0, None, (0, 0, W, H), "FrameLayout", {})
 
 
+PARAGRAPH = "We are aware of an issue affecting the mail. You can monitor status.example.com for updates."
+
+
 def test_a_web_page_keeps_its_pixels_and_its_title_is_not_drawn(renderer):
     """A WebView's text is its page's title: drawn over the page it came out many times too large.
     A page exposes only part of what it draws (a picture, a heading), so its pixels are carried."""
@@ -81,6 +84,8 @@ def test_a_web_page_keeps_its_pixels_and_its_title_is_not_drawn(renderer):
         (2, 1, (16, 24, 200, 56), "android.view.View", {"text": "Downloads"}),
         (3, 1, (16, 80, 344, 240), "Image", {"text": "Screenshot of the game"}),
         (4, 1, (300, 24, 340, 56), "Button", {"text": "Menu", "is_clickable": True}),
+        (5, 1, (16, 340, 344, 420), "android.view.View", {"text": PARAGRAPH}),
+        (6, 5, (120, 366, 300, 390), "android.view.View", {"text": "status.example.com"}),
     ]
     body = (
         '<div style="position:absolute;left:16px;top:24px;font:500 26px Roboto;color:#123">Downloads</div>'
@@ -92,9 +97,17 @@ def test_a_web_page_keeps_its_pixels_and_its_title_is_not_drawn(renderer):
             for k in range(3)
         )
     )
+    body += (
+        '<div style="position:absolute;left:16px;top:340px;width:328px;text-align:center;'
+        'font:17px/26px Georgia,serif;color:#333">We are aware of an issue affecting the mail. You can '
+        "monitor <b>status.example.com</b> for updates.</div>"
+    )
     img, d, first = draw(renderer, nodes, body)
     html = d.html()
     assert "Fish Eating Fish" not in re.sub(r'aria-label="[^"]*"', "", html)  # named, not drawn
+    # a paragraph in the page's own face, centred, with an inline link: its pixels, named
+    assert "We are aware" not in re.sub(r'aria-label="[^"]*"', "", html)
+    assert box_off(first, img, (16, 340, 344, 420)) <= 0.03
     assert spans(html, "Menu") == 0 and spans(html, "Screenshot of the game") == 0  # an icon, a picture
     assert box_off(first, img, (16, 80, 344, 240)) <= 0.02  # the picture
     assert box_off(first, img, (16, 260, 344, 320)) <= 0.05  # what the page does not expose
