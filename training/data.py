@@ -10,6 +10,7 @@ import re
 from datasets import Dataset
 
 from render.metrics import text_f1
+from worldmodel.card import AFTER
 from worldmodel.dataset import from_row
 from worldmodel.edit import ELEMENT_OPS, apply, diff, try_apply
 from worldmodel.focus import action_targets
@@ -212,8 +213,6 @@ def app_hints(ts, renderer, applied: list[bool] | None = None) -> list[str]:
     return out
 
 
-# What a model can be trained to run after: "" (the recorded screen itself) or "sim".
-AFTER = ("", "sim")
 # Most hidden elements a shifted copy puts first in the body.
 MAX_SHIFT = 8
 _BODY = re.compile(r"<body\b[^>]*>", re.I)

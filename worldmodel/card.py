@@ -25,7 +25,9 @@ from .prompt import MAX_HTML_CHARS
 
 CARD_FILE = "worldmodel.json"
 FORMAT_VERSION = 2
+# What a model is asked to write: a whole "document" or an "edit" of the current screen.
 TARGETS = ("document", "edit")
+# What a model can be trained to run after: "" (the recorded screen itself) or "sim".
 AFTER = ("", "sim")
 
 

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 from render import Renderer, RenderError
 
-from .backends.base import Backend, backend_class
+from .backends.base import Backend
+from .backends.registry import backend_class
 from .edit import apply_lenient, diff, extract_edit, try_apply
 from .extract import extract_html
 from .prompt import MODES

@@ -16,7 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-KINDS = ("copy", "sim", "retrieval", "memory", "hf", "openai")
+from .backends.registry import BACKENDS
+from .types import BackendSpec
+
+# the backend kinds a spec can name: the backend registry's (worldmodel/backends/registry.py)
+KINDS = tuple(BACKENDS)
 # What runs when a caller names no model (predict_next, predict_many, WorldModel.load(), wm predict):
 # the browser's own physics, then the same app's recorded reaction where one is known. It is never
 # below the sim alone on apps it never saw (memory then keeps the sim's screen) and well above it on
@@ -28,18 +32,6 @@ GRAMMAR = "copy, sim, retrieval[:CORPUS], memory[:CORPUS], hf:PATH, a checkpoint
 
 class SpecError(ValueError):
     """A model spec that does not parse; the message quotes it and shows the grammar."""
-
-
-@dataclass(frozen=True)
-class BackendSpec:
-    kind: str  # one of KINDS
-    arg: str = ""  # corpus path, checkpoint path or base URL
-    model: str = ""  # the served model's name, for openai
-
-    def __str__(self) -> str:
-        if self.kind == "openai":
-            return f"openai:{self.arg}#{self.model}"
-        return f"{self.kind}:{self.arg}" if self.arg else self.kind
 
 
 @dataclass(frozen=True)

@@ -336,3 +336,17 @@ class Prediction:
         """The imagined screen as the next state after `like` (same scale and app): what a
         rollout, a later stage or a planner steps from."""
         return Screen(self.image, html=self.html, device_scale_factor=like.device_scale_factor, app=like.app)
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """One stage of a model spec (worldmodel/spec.py), parsed: what a backend's `from_spec` gets."""
+
+    kind: str  # one of worldmodel.spec.KINDS
+    arg: str = ""  # corpus path, checkpoint path or base URL
+    model: str = ""  # the served model's name, for openai
+
+    def __str__(self) -> str:
+        if self.kind == "openai":
+            return f"openai:{self.arg}#{self.model}"
+        return f"{self.kind}:{self.arg}" if self.arg else self.kind

@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import inspect
 
-from ..card import CheckpointCard
-from ..spec import BackendSpec
-from ..types import Action, Completion, Query, Screen
+from ..card import AFTER, TARGETS, CheckpointCard
+from ..types import Action, BackendSpec, Completion, Query, Screen
 
-__all__ = ["Backend", "BackendContractError", "Completion", "Query", "backend_class", "check_backend"]
-
-TARGETS = ("document", "edit")
-AFTER = ("", "sim")
+__all__ = ["Backend", "BackendContractError", "Completion", "Query", "check_backend"]
 
 
 class Backend:
@@ -79,35 +75,6 @@ class Backend:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def backend_class(kind: str) -> type[Backend]:
-    """The Backend class of a spec kind (worldmodel/spec.py KINDS); imports it on first use."""
-    if kind == "copy":
-        from .copy import CopyBackend
-
-        return CopyBackend
-    if kind == "retrieval":
-        from .retrieval import RetrievalBackend
-
-        return RetrievalBackend
-    if kind == "memory":
-        from .memory import MemoryBackend
-
-        return MemoryBackend
-    if kind == "sim":
-        from .sim import SimBackend
-
-        return SimBackend
-    if kind == "openai":
-        from .openai import OpenAIBackend
-
-        return OpenAIBackend
-    if kind == "hf":
-        from .hf import TransformersBackend
-
-        return TransformersBackend
-    raise ValueError(f"no backend kind {kind!r}")
 
 
 class BackendContractError(TypeError):

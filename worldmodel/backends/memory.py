@@ -47,7 +47,7 @@ from ..focus import POINTED, action_targets, own_text
 from ..transplant import reaction, transplant
 from ..types import Action, Completion, Query, Screen, Transition
 from .base import Backend
-from .retrieval import features
+from .similarity import features
 
 DEFAULT_SPLITS = ("train", "validation")
 MIN_AGREEMENT = 0.5  # share of a near neighbour's edit lines that must find a home here

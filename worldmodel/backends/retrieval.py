@@ -23,26 +23,13 @@ from render import Viewport
 from ..edit import diff
 from ..focus import point_targets
 from ..transplant import transplant
-from ..types import ACTION_TYPES, DIRECTIONS, Action, Completion, Query, Screen, Transition
+from ..types import Action, Completion, Query, Transition
 from .base import Backend
+from .similarity import features
 
-_THUMB = (24, 32)
 # After another stage: the share of the nearest transition's edit lines that must find a home on
 # this screen for its transplant to be carried out (benchmarks/inapp_bench.py measures it).
 MIN_AGREEMENT = 1.0
-
-
-def features(screen: Screen, action: Action, action_weight: float = 2.0) -> np.ndarray:
-    g = np.asarray(screen.image.convert("L").resize(_THUMB), dtype=np.float32).ravel() / 255.0
-    g = (g - g.mean()) / (g.std() + 1e-6) / np.sqrt(g.size)
-    w, h = screen.size
-    a = np.zeros(len(ACTION_TYPES) + len(DIRECTIONS) + 2, np.float32)
-    a[ACTION_TYPES.index(action.type)] = 1
-    if action.direction:
-        a[len(ACTION_TYPES) + DIRECTIONS.index(action.direction)] = 1
-    if action.x is not None:
-        a[-2:] = (action.x / w, action.y / h)
-    return np.concatenate([g, action_weight * a, [w / 1000, h / 1000]]).astype(np.float32)
 
 
 class RetrievalBackend(Backend):
