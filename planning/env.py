@@ -15,8 +15,9 @@ import numpy as np
 from gymnasium import spaces
 from PIL import Image
 
-from worldmodel import ACTION_TYPES, Action, Query, Renderer, Screen, Transition, WorldModel
-from worldmodel.types import DIRECTIONS
+from render import Renderer
+from worldmodel.model import WorldModel
+from worldmodel.types import ACTION_TYPES, DIRECTIONS, Action, Query, Screen, Transition
 
 from .scorers import goal_coverage
 

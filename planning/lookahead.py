@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from worldmodel import Action, Prediction, Query, Renderer, Screen, WorldModel
-from worldmodel.model import render_pending
+from render import Renderer
+from worldmodel.model import WorldModel, render_pending
+from worldmodel.types import Action, Prediction, Query, Screen
 
 from .scorers import Scorer, says_done
 
