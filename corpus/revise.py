@@ -127,7 +127,8 @@ def backend_coder(model, renderer: Renderer | None = None) -> Coder:
     """Use any world model (a spec, a Backend or a WorldModel) as the reviser: 'after waiting, the
     screen is the same' asks it to rewrite the draft HTML it is shown, with the screenshot beside
     it, as a whole document."""
-    from worldmodel import Action, Screen, WorldModel
+    from worldmodel.model import WorldModel
+    from worldmodel.types import Action, Screen
 
     wm = WorldModel.load(model, renderer)
 
