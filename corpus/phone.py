@@ -244,7 +244,7 @@ def _save(rep: ImportReport, out, id_test_share: float = 0.0) -> None:
 
 def _droidbot_forest(state: dict, sx: float, sy: float) -> bytes:
     """A DroidBot state's views as android_env's AndroidAccessibilityForest, bounds scaled by (sx, sy)."""
-    from .android import forest_class
+    from .a11y import forest_class
     from .translate import TYPE_APPLICATION
 
     f = forest_class()()

@@ -692,7 +692,7 @@ def translate(
     Tree bounds are in the recorded screen's pixels (`recorded_size`, the screenshot's own by
     default); when the recorded size disagrees with the screenshot's, bounds are rescaled to the
     screenshot and the draft's notes say so."""
-    from .android import forest_class
+    from .a11y import forest_class
 
     if screenshot is None:
         if recorded_size is None:

@@ -12,7 +12,8 @@ import tfrecord
 from PIL import Image
 from typer.testing import CliRunner
 
-from corpus.android import forest_class, import_android, tree_to_html, write_episode
+from corpus.a11y import forest_class
+from corpus.android import import_android, tree_to_html, write_episode
 from corpus.apps import local_file_for, miniwob_app, phone_app
 from corpus.explorer import explore, solver_policy
 from corpus.recorder import Recorder
@@ -140,7 +141,7 @@ def real_a11y():
     import sys
     import tempfile
 
-    from corpus.android import PROTO_DIR
+    from corpus.a11y import PROTO_DIR
 
     out = tempfile.mkdtemp(prefix="a11y_pb2_")
     files = [str(p.relative_to(PROTO_DIR)) for p in (PROTO_DIR / "android_env/proto/a11y").glob("*.proto")]

@@ -19,7 +19,7 @@ FACE = "font-family:Roboto,'Noto Color Emoji',sans-serif"
 def forest(nodes: list[tuple]) -> bytes:
     """One application window; `nodes` are (id, parent id or None, box, class, fields) with
     android.widget. prefixed to a bare class name."""
-    from corpus.android import forest_class
+    from corpus.a11y import forest_class
 
     f = forest_class()()
     w = f.windows.add(window_type=1, layer=1, id=1)
