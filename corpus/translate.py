@@ -41,6 +41,7 @@ EMOJI_UP, EMOJI_DOWN, EMOJI_ADVANCE = 0.89, 0.2, 1.25
 WEIGHTS = {100: "Thin", 300: "Light", 400: "Regular", 500: "Medium", 700: "Bold"}
 MAX_INPUT_FONT = 24.0  # CSS px: an input's text is never sized from a tall box alone
 INK = 48  # a channel this far from the background is ink
+PICTURED = 0.5  # a window with less of its area in one colour keeps its own pixels behind its nodes
 # The switch, drawn as a switch; colours come from each element's own CSS variables.
 STYLE = (
     "*{box-sizing:border-box}button{border:0;padding:0;margin:0;background:transparent;font:inherit;color:inherit}"
@@ -395,6 +396,8 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
         # Android spaces lines by the font's height (ascent + descent): the size the pitch says,
         # refined to where the words wrap as the first line's ink does
         fp = pitch / (ASCENT + DESCENT)
+        if fp > 1.12 * fs:  # lines set wider apart than the face (extra spacing): the letters' size
+            fp = fs
         for f in fp * np.linspace(0.8, 1.2, 41):
             got = _first_line_width(text.split(), f, avail)
             if got is None:
@@ -781,7 +784,9 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
         )
     base, share = dominant(img, w.content, step=4)
     radius = corner_radius(img, w.content, base)
-    w.elems.append(Elem("bg", w.content, props={"bg": tuple(base), "radius": radius}))
+    # no one colour behind most of it (a gradient, a wallpaper, a photo): the window's own pixels
+    pictured = share < PICTURED
+    w.elems.append(Elem("bg", w.content, props={"bg": tuple(base), "radius": radius, "face": pictured}))
     by_id = {n.unique_id: n for n in win.tree.nodes}
     parent = {c: n.unique_id for n in win.tree.nodes for c in n.child_ids}
     painted: dict[int, tuple] = {}  # node id -> the colour its box is painted
@@ -824,7 +829,8 @@ def _window(win, wb, img, clean, rx, ry, scale) -> Window:
             continue
         if "Image" in cls and not n.is_editable:  # an image's text (a web <img>'s alt) is not drawn
             desc, label = desc or label, ""
-        bg = mine if paints and n.unique_id not in web else None  # a page paints its own backgrounds
+        # a page, or a pictured window, paints its own backgrounds: flat boxes would only cover them
+        bg = mine if paints and n.unique_id not in web and not pictured else None
         radius = corner_radius(img, box, col) if paints else 0
         props = {"attrs": attrs, "bg": bg, "radius": radius}
         if n.is_editable:

@@ -261,3 +261,40 @@ def test_styled_text_in_many_sizes_is_carried_as_its_pixels(renderer):
     assert re.search(r'<img[^>]*src="asset:[0-9a-f]+"[^>]*alt="Acrylic Paint', html)
     assert spans(html, text) == 0
     assert box_off(first, img, (16, 60, 344, 400)) <= 0.01
+
+
+def test_a_window_over_a_gradient_keeps_it(renderer):
+    """A home screen's wallpaper, a browser's gradient start page: no one colour lies behind most
+    of the window, so a flat colour (and flat boxes over it) lost it."""
+    nodes = [
+        ROOT,
+        (1, 0, (0, 0, W, 500), "FrameLayout", {}),
+        (2, 1, (16, 40, 344, 96), "EditText", {"text": "Search", "is_editable": True}),
+        (3, 0, (0, 500, W, H), "LinearLayout", {}),
+        (4, 3, (150, 540, 210, 600), "TextView", {"text": "Files"}),
+    ]
+    body = (
+        '<div style="position:absolute;left:0;top:0;width:360px;height:640px;'
+        'background:linear-gradient(160deg,#f4a6c8,#b36ab0 55%,#3a1550)"></div>'
+        '<div style="position:absolute;left:16px;top:40px;width:328px;height:56px;background:#f5f5f5;'
+        'box-shadow:0 1px 3px #0005"></div><div style="position:absolute;left:28px;top:56px;'
+        'font:20px Roboto;color:#555">Search</div><div style="position:absolute;left:160px;top:560px;'
+        'font:14px Roboto;color:#fff">Files</div>'
+    )
+    img, d, first = draw(renderer, nodes, body)
+    assert blur_ssim(first, img) >= 0.97 and pixels_off(first, img) <= 0.02
+    assert box_off(first, img, (0, 120, W, 500)) <= 0.01
+
+
+def test_widely_spaced_lines_are_set_at_their_letters_size(renderer):
+    """Lines set wider apart than the face (a line height of its own): sized from the spacing,
+    the text came out larger and wrapped onto more lines than the screen has."""
+    text = "Private tabs are cleared when you close them or quit the app, so what you do stays yours."
+    nodes = [ROOT, (1, 0, (16, 100, 344, 260), "TextView", {"text": text})]
+    body = (
+        '<div style="position:absolute;left:16px;top:100px;width:328px;font:16px/28px Roboto;'
+        f'color:#fff;background:#4a2a7a;height:160px">{text}</div>'
+    )
+    img, d, first = draw(renderer, nodes, body)
+    assert 14.5 <= _fs(d.html(), text) <= 17.5
+    assert box_off(first, img, (16, 100, 344, 260)) <= 0.1  # glyph edges, white on purple
