@@ -201,14 +201,14 @@ def source_licence(path: Path) -> str | None:
     return None
 
 
-def import_android_corpus(
+def import_android_episodes(
     path: str | Path,
     out: str | Path | None = None,
-    scale: float = 1.0,
     floor: float = FLOOR,
     max_off: float = MAX_OFF,
     rounds: int = 2,
     licence: str | None = None,
+    scale: float = 1.0,
     id_test_share: float = 0.0,
     progress: bool = True,
     renderer=None,

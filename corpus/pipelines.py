@@ -19,6 +19,7 @@ from pathlib import Path
 from worldmodel.dataset import CorpusError
 
 from .build import BuildConfig
+from .phone import FLOOR, MAX_OFF
 
 Log = Callable[[str], None]
 
@@ -219,29 +220,31 @@ def _phone_report(rep, out, log: Log, warn: Log) -> int:
 def import_android_corpus(
     path,
     out,
-    threshold: float = 0.85,
+    floor: float = FLOOR,
+    max_off: float = MAX_OFF,
     rounds: int = 2,
+    licence: str | None = None,
     scale: float = 1.0,
     coder: str = "rules",
-    max_off: float = 0.08,
-    licence: str | None = None,
     log: Log = print,
     warn: Log = _stderr,
     id_test_share: float = 0.0,
 ) -> int:
     """Translate AndroidControl episodes (a TFRecord file) to HTML that looks like their
-    screenshots and save the screens that reach blurred SSIM `threshold` with at most `max_off`
+    screenshots and save the screens that reach blurred SSIM `floor` with at most `max_off`
     of their pixels off at `out`. `coder` 'rules': corpus/phone.py's translation with per-region
     revision from the screenshot; a model spec: that model rewrites each draft as a whole
-    document until its render reaches SSIM `threshold`. `id_test_share` holds that share of each
+    document until its render reaches SSIM `floor`. `id_test_share` holds that share of each
     training app's episodes out as id-test (in-app figures). Returns how many were kept."""
     path = Path(path)
     if not path.is_file():
         raise ArgumentError("path", f"{path}: no such file")
     if coder == "rules":
-        from .phone import import_android_corpus as translate
+        from .phone import import_android_episodes
 
-        rep = translate(path, out, scale, threshold, max_off, rounds, licence, id_test_share=id_test_share)
+        rep = import_android_episodes(
+            path, out, floor, max_off, rounds, licence, scale, id_test_share=id_test_share
+        )
         return _phone_report(rep, out, log, warn)
     from render import Renderer
     from worldmodel.spec import SpecError, parse_spec
@@ -263,7 +266,7 @@ def import_android_corpus(
                 if id(s) not in done:
                     done[id(s)] = (
                         s,
-                        revise_until(s.image, s.html, revise, r, s.viewport(), threshold, rounds),
+                        revise_until(s.image, s.html, revise, r, s.viewport(), floor, rounds),
                     )
                 s.html = done[id(s)][1].html
             rev = done[id(t.next_screen)][1]
@@ -276,7 +279,7 @@ def import_android_corpus(
     for msg in skipped:
         warn(f"skipped a bad record: {msg}")
     log(
-        f"kept {len(kept)} transitions, dropped {dropped} whose screens never reached SSIM {threshold}, "
+        f"kept {len(kept)} transitions, dropped {dropped} whose screens never reached SSIM {floor}, "
         f"skipped {len(skipped)} bad records"
     )
     if kept:
@@ -288,8 +291,8 @@ def import_android_corpus(
 def import_droidbot_corpus(
     folder,
     out,
-    threshold: float = 0.85,
-    max_off: float = 0.08,
+    floor: float = FLOOR,
+    max_off: float = MAX_OFF,
     rounds: int = 2,
     licence: str | None = None,
     app: str | None = None,
@@ -306,7 +309,7 @@ def import_droidbot_corpus(
     folder = Path(folder)
     if not (folder / "events").is_dir() or not (folder / "states").is_dir():
         raise ArgumentError("folder", f"{folder} is not a DroidBot output folder (no events/ and states/)")
-    rep = import_droidbot(folder, out, threshold, max_off, rounds, licence, app, id_test_share=id_test_share)
+    rep = import_droidbot(folder, out, floor, max_off, rounds, licence, app, id_test_share=id_test_share)
     return _phone_report(rep, out, log, warn)
 
 

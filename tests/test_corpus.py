@@ -320,7 +320,7 @@ def test_import_android_cli_reports_drops(tmp_path, renderer):
         args = ["corpus", "import-android", str(tmp_path / "ep.tfrecord"), "-o", str(tmp_path / out), *flags]
         return CliRunner().invoke(cli, args)
 
-    res = run("c", "--threshold", "0.9")
+    res = run("c", "--floor", "0.9")
     assert res.exit_code == 0, res.output
     assert "kept 2 of 2 transitions, dropped 0" in res.output
     rows = [r for s in load_corpus(tmp_path / "c").values() for r in s]
@@ -614,7 +614,7 @@ def test_sample_colours_never_paints_text_in_a_shade_of_its_background():
 
 
 def test_android_import_takes_the_app_from_the_package_and_the_licence_from_the_source(tmp_path, renderer):
-    from corpus.phone import import_android_corpus
+    from corpus.phone import import_android_episodes
 
     forest, shot = _phone_screen()
     buf = io.BytesIO()
@@ -631,13 +631,13 @@ def test_android_import_takes_the_app_from_the_package_and_the_licence_from_the_
         ["tick it"],
     )
     w.close()
-    rep = import_android_corpus(tmp_path / "ep.tfrecord", tmp_path / "c", renderer=renderer, progress=False)
+    rep = import_android_episodes(tmp_path / "ep.tfrecord", tmp_path / "c", renderer=renderer, progress=False)
     assert [t.app for t in rep.kept] == ["org.example.notes"], rep.summary()
     assert "translation_notes" not in rep.kept[0].meta  # the recorded size is the screenshot's
     card = (tmp_path / "c" / "README.md").read_text()
     assert "AndroidControl" not in card and "unknown" in card
     (tmp_path / "LICENSE").write_text("CC-BY-4.0\n")
-    rep = import_android_corpus(tmp_path / "ep.tfrecord", tmp_path / "d", renderer=renderer, progress=False)
+    rep = import_android_episodes(tmp_path / "ep.tfrecord", tmp_path / "d", renderer=renderer, progress=False)
     assert "CC-BY-4.0" in (tmp_path / "d" / "README.md").read_text()
     # the screens' crops travel with the corpus and are found again when it is loaded
     names = list((tmp_path / "d" / "assets").glob("*.png"))

@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from corpus.build import BuildConfig
+from corpus.phone import FLOOR, MAX_OFF
 
 from .options import with_config
 
@@ -133,8 +134,10 @@ def record(
 
 
 # The options both phone imports take: when a translated screen is good enough, and the licence.
-_THRESHOLD = typer.Option(0.85, min=0.0, max=1.0, help="blurred SSIM a translated screen must reach")
-_MAX_OFF = typer.Option(0.08, min=0.0, max=1.0, help="share of pixels a screen may have off")
+_FLOOR = typer.Option(
+    FLOOR, "--floor", "--threshold", min=0.0, max=1.0, help="blurred SSIM a translated screen must reach"
+)
+_MAX_OFF = typer.Option(MAX_OFF, min=0.0, max=1.0, help="share of pixels a screen may have off")
 _ROUNDS = typer.Option(2, min=0, help="revision rounds before a screen is dropped")
 _LICENCE = typer.Option(
     None, help="the data's licence for the dataset card (default: what the source states)"
@@ -152,7 +155,7 @@ _ID_TEST_SHARE = typer.Option(
 def import_android_cmd(
     path: Path = typer.Argument(..., help="AndroidControl TFRecord file"),
     out: Path = typer.Option(..., "-o", "--out", file_okay=False),
-    threshold: float = _THRESHOLD,
+    floor: float = _FLOOR,
     max_off: float = _MAX_OFF,
     rounds: int = _ROUNDS,
     scale: float = typer.Option(1.0, min=0.25, max=8.0, help="device scale factor of the screenshots"),
@@ -170,7 +173,7 @@ def import_android_cmd(
         {"path": "PATH", "coder": "--coder"},
         path,
         out,
-        threshold=threshold,
+        floor=floor,
         rounds=rounds,
         scale=scale,
         coder=coder,
@@ -186,7 +189,7 @@ def import_android_cmd(
 def import_droidbot_cmd(
     folder: Path = typer.Argument(..., help="DroidBot output folder (events/, states/, utg.js)"),
     out: Path = typer.Option(..., "-o", "--out", file_okay=False),
-    threshold: float = _THRESHOLD,
+    floor: float = _FLOOR,
     max_off: float = _MAX_OFF,
     rounds: int = _ROUNDS,
     licence: str = _LICENCE,
@@ -201,7 +204,7 @@ def import_droidbot_cmd(
         {"folder": "FOLDER"},
         folder,
         out,
-        threshold=threshold,
+        floor=floor,
         max_off=max_off,
         rounds=rounds,
         licence=licence,
