@@ -87,6 +87,17 @@ def test_no_module_imports_a_layer_above_or_beside_it():
     assert bad == []
 
 
+def test_library_modules_import_submodules_not_the_face():
+    """Below wmcli and benchmarks, `from worldmodel.types import Action`, never `from worldmodel
+    import Action`: the face re-exports the layers above it, so importing it from them is a cycle."""
+    bad = []
+    for pkg in ("render", "worldmodel", "corpus", "planning", "training"):
+        for f in sorted((ROOT / pkg).rglob("*.py")):
+            if str(f.relative_to(ROOT)) != FACE and "worldmodel" in _edges(f)[0]:
+                bad.append(str(f.relative_to(ROOT)))
+    assert bad == []
+
+
 def test_the_checker_sees_function_level_imports(tmp_path):
     f = tmp_path / "m.py"
     f.write_text("def f():\n    from corpus.store import load_corpus\n    import training.train\n")
