@@ -8,19 +8,34 @@ from render import Renderer, default_renderer
 from worldmodel.types import Action, Screen
 
 from .lookahead import Candidate
-from .progress import named_values
+from .progress import TaskStates, named_values
 from .scorers import goal_terms
 
-_CLICKABLE = {"button", "a", "span", "label", "input", "textarea", "li", "td", "h3", "div", "p"}
+_CLICKABLE = {
+    "button",
+    "a",
+    "span",
+    "label",
+    "input",
+    "textarea",
+    "li",
+    "td",
+    "h3",
+    "div",
+    "p",
+    "text",
+    "tspan",
+}
 
 
-def typed_values(goal: str) -> list[str]:
+def typed_values(goal: str, state=None) -> list[str]:
     """What to type for each value the goal names (quoted strings, dates, times; in the case the
-    goal asks for). A date or time is also offered as the keys a date or time field takes, each
+    goal asks for; with the screen's TaskState also what the goal names through the screen:
+    emphasised values, a value beside a label the goal names, text to copy). A date or time is also offered as the keys a date or time field takes, each
     part in two digits (1/5/2016 as 01052016, 1:27 PM as 0127P): such a field moves to its next
     part after two digits, and a lone 1 waits for a second."""
     out = []
-    for v in named_values(goal):
+    for v in named_values(goal, state):
         out.append(v.text)
         if v.kind in ("date", "time"):
             parts = re.findall(r"\d+", v.text)
@@ -40,6 +55,7 @@ class MiniWoBAgent:
     def __init__(self, renderer: Renderer | None = None, max_candidates: int = 12):
         self.renderer = renderer
         self.max_candidates = max_candidates
+        self.states = TaskStates()
 
     def __call__(self, screen: Screen, goal: str) -> list[Candidate]:
         if not screen.html:
@@ -48,7 +64,7 @@ class MiniWoBAgent:
         boxes = r.render(screen.html, screen.viewport()).boxes
         s = screen.device_scale_factor
         terms = set(goal_terms(goal))
-        quoted = typed_values(goal)
+        quoted = typed_values(goal, self.states.of(screen.html))
         out: list[Candidate] = []
         for b in boxes:
             if b.tag not in _CLICKABLE or b.y < 50 / s and b.tag in ("div", "p", "span"):  # the query banner

@@ -21,10 +21,13 @@ from render.metrics import visible_text
 from worldmodel.goal import goal_quotes, quote_spans
 from worldmodel.types import Action, Prediction, Screen
 
+from .reading import is_hidden, norm, own_text, read_page, screen_values, wants_open
 from .scorers import goal_terms
 
 TEXT_INPUTS = {"", "text", "password", "email", "search", "tel", "url", "number"}
 _REWARD_RE = re.compile(r"last reward:\s*(-?\d+(?:\.\d+)?)", re.I)
+# An inline image's bytes say nothing about a task and cost the parser most of a screen's length.
+_DATA_URI = re.compile(r'"data:[^"]{64,}"')
 
 
 # Fields whose value the browser keeps in its own form (a date typed as 10/11/2016 is 2016-10-11).
@@ -74,12 +77,18 @@ class TaskState:
     words: Counter = field(default_factory=Counter)
     focus: str = ""
     reward: float | None = None
+    focus_name: str = ""  # the focused element's text (a field's: its label), lower-cased
+    emphasis: list[str] = field(default_factory=list)  # text set in bold or emphasis, as written
+    beside: dict[str, str] = field(default_factory=dict)  # short label, lower-cased -> text after it
+    hidden: list[str] = field(default_factory=list)  # own texts inside hidden content, lower-cased
+    shown: list[str] = field(default_factory=list)  # own texts outside it, lower-cased
+    collapsed: set[tuple[str, str]] = field(default_factory=set)  # (tag, own text) of closed controls
 
     @classmethod
     def of(cls, html: str | None) -> TaskState:
         if not html:
             return cls()
-        soup = BeautifulSoup(html, "html.parser")
+        soup = BeautifulSoup(_DATA_URI.sub('""', html), "html.parser")
         for t in soup(["style", "script", "template", "head"]):
             t.decompose()
         labels = {
@@ -96,15 +105,23 @@ class TaskState:
                     str(el.get(a) or "") for a in ("id", "name", "type", "placeholder", "aria-label", "title")
                 ).lower()
                 value = el.get_text() if el.name == "textarea" else str(el.get("value") or "")
-                near = "" if label else nearby_text(el)
+                named = label or any(el.get(a) for a in ("placeholder", "aria-label", "title"))
+                near = "" if named else nearby_text(el)  # a field that names itself needs no neighbour
                 st.fields.append(Field(f"{hint} {label.lower()} {near}".strip(), value, typ))
             elif typ in ("checkbox", "radio"):
                 key = (label or el.get("value") or el.get("id") or f"#{len(st.checked)}").strip().lower()
                 st.checked[key] = el.has_attr("checked")
-        focused = soup.select(f".{FOCUS_CLASS}")
+        focused = soup.find_all(class_=FOCUS_CLASS)
         if focused:
             f = focused[-1]
             st.focus = f"{f.name}#{f.get('id') or ''}"
+            parent = f.find_parent("label")
+            own = labels.get(f.get("id"), "") or (parent.get_text(" ", strip=True) if parent else "")
+            if f.name in ("input", "textarea", "select"):  # a field's content is not its name
+                st.focus_name = _norm(own or str(f.get("placeholder") or f.get("aria-label") or ""))
+            else:
+                st.focus_name = _norm(own or f.get_text(" ", strip=True) or str(f.get("value") or ""))
+        read_page(soup, st)
         text = soup.get_text(" ", strip=True)
         m = _REWARD_RE.search(text)
         if m:
@@ -173,6 +190,9 @@ class NamedValue:
     text: str
     hint: set[str]
     kind: str = "text"  # text, date or time
+    # the hint's words weighed by how near the value they stand (before it counts more than after)
+    weights: dict[str, float] = field(default_factory=dict)
+    source: str | None = None  # the hint of the field it is copied from: not the field it goes to
 
 
 def _norm_value(text: str, kind: str) -> str:
@@ -190,15 +210,34 @@ def _norm_value(text: str, kind: str) -> str:
     return text
 
 
-def named_values(goal: str) -> list[NamedValue]:
-    """The values a goal names (quoted strings, dates, times), each with the words of its clause
-    before it and after it up to the next value or joint, and in the case the goal asks for."""
+def _clause_weights(before: str, after: str) -> dict[str, float]:
+    """The clause's words, each weighed 1/(1+d) by its distance d in words from the value, words
+    after the value at half weight: "directed by Good" names Good's field more than saga's."""
+    out: dict[str, float] = {}
+    for k, w in enumerate(reversed(visible_text(before))):
+        if w not in _GLUE:
+            out[w] = max(out.get(w, 0.0), 1.0 / (1 + k))
+    for k, w in enumerate(visible_text(after)):
+        if w not in _GLUE:
+            out[w] = max(out.get(w, 0.0), 0.5 / (1 + k))
+    return out
+
+
+def named_values(goal: str, state: TaskState | None = None) -> list[NamedValue]:
+    """The values a goal names (quoted strings, dates, times, and with the screen's TaskState the
+    text it sets apart that the goal says, or points at: planning/reading.py), each with the words
+    of its clause before it and after it up to the next value or joint, in the case the goal asks."""
     goal = goal or ""
     spans = [(a, b, text, "text") for a, b, text in quote_spans(goal)]
     for rx, kind in ((_DATE_RE, "date"), (_TIME_RE, "time")):
         for m in rx.finditer(goal):
             if not any(a <= m.start() < b for a, b, _, _ in spans):
                 spans.append((m.start(), m.end(), m.group(0), kind))
+    looked_up = screen_values(goal, state) if state is not None else []
+    for text, src in looked_up:
+        m = re.search(r"(?<!\w)" + re.escape(text) + r"(?!\w)", goal, re.I) if src is None else None
+        if m and not any(a < m.end() and m.start() < b for a, b, _, _ in spans):
+            spans.append((m.start(), m.end(), goal[m.start() : m.end()], "text"))
     spans.sort()
     case = re.search(r"\b(upper|lower)\s*-?\s*case\b", goal, re.I)
     out = []
@@ -211,7 +250,13 @@ def named_values(goal: str) -> list[NamedValue]:
         text = v
         if case and kind == "text":
             text = v.upper() if case.group(1).lower() == "upper" else v.lower()
-        out.append(NamedValue(text, words, kind))
+        out.append(NamedValue(text, words, kind, _clause_weights(before, after)))
+    have = {v.text for v in out}
+    for text, src in looked_up:  # values the goal points at but does not spell out
+        if text not in have and not re.search(re.escape(text), goal, re.I):
+            words = {w for w in visible_text(goal) if w not in _GLUE}
+            out.append(NamedValue(text, words, "text", {w: 0.1 for w in words}, src))
+            have.add(text)
     return out
 
 
@@ -225,26 +270,56 @@ class GoalSpec:
     values: list[NamedValue] = field(default_factory=list)
 
     @classmethod
-    def of(cls, goal: str) -> GoalSpec:
+    def of(cls, goal: str, state: TaskState | None = None) -> GoalSpec:
+        """What the goal asks; with the current screen's TaskState, also the values it names
+        through the screen (planning/reading.py)."""
         quoted = [(w.lower(), q) for w, q in goal_quotes(goal) if q]
         every = bool(re.search(r"\b(both|all|each|every)\b", goal or "", re.I))
-        return cls(quoted, set(goal_terms(goal or "")), every, named_values(goal))
+        return cls(quoted, set(goal_terms(goal or "")), every, named_values(goal, state))
+
+
+def _stem(w: str) -> str:
+    return w[:5]  # director / directed, year / years: near enough for a label
+
+
+def _fit(v: NamedValue, f: Field) -> float:
+    """How strongly the value's clause names the field: its weighed words found in the field's
+    hint (label, placeholder, name, nearby text), whole or by their first letters."""
+    hint = set(visible_text(f.hint))
+    stems = {_stem(w) for w in hint}
+    weights = v.weights or {w: 1.0 for w in v.hint}
+    return sum(x for w, x in weights.items() if w in hint or _stem(w) in stems)
 
 
 def place_values(fields: list[Field], values: list[NamedValue]) -> dict[int, list[str]]:
-    """For each field (by index), the values it may hold: a value goes to the fields whose hint
-    (label, placeholder, name, nearby text) shares the most words with the value's own clause of
-    the goal, in whatever layout and order the fields come; a value whose clause names no field
-    may go in any. Dates and times go only in fields that keep that kind, or text fields."""
+    """For each field (by index), the values it may hold. Values go one to a field, the most
+    clearly named first: a value to the fields its clause names most strongly (by label,
+    placeholder, name or nearby text, in whatever layout and order the fields come); a value
+    whose clause names none of the fields left goes in any of them ("saga" in the one field left
+    once "Good" has the director's and 2003 the year's). Dates and times go only in fields that
+    keep that kind, or text fields; a copied value not back into the field it comes from."""
     out: dict[int, list[str]] = {i: [] for i in range(len(fields))}
-    for v in values:
-        ok = [i for i, f in enumerate(fields) if v.kind == "text" or f.type in ("", "text", v.kind)]
-        words = [(len(v.hint & set(visible_text(fields[i].hint))), i) for i in ok]
-        best = max((n for n, _ in words), default=0)
-        for n, i in words:
-            if best == 0 or n == best:
-                f = fields[i]
-                out[i].append(_norm_value(v.text, v.kind) if f.type == v.kind else v.text)
+    fit = {}
+    for vi, v in enumerate(values):
+        for i, f in enumerate(fields):
+            kind_ok = v.kind == "text" or f.type in ("", "text", v.kind)
+            if kind_ok and (v.source is None or f.hint != v.source):
+                fit[vi, i] = _fit(v, f)
+    order = sorted(
+        range(len(values)), key=lambda vi: -max((x for (a, _), x in fit.items() if a == vi), default=0)
+    )
+    taken: set[int] = set()
+    for vi in order:
+        v = values[vi]
+        ok = [i for (a, i) in fit if a == vi]
+        free = [i for i in ok if i not in taken] or ok
+        best = max((fit[vi, i] for i in free), default=0.0)
+        chosen = [i for i in free if fit[vi, i] == best] if best > 0 else free
+        if len(chosen) == 1:
+            taken.add(chosen[0])
+        for i in chosen:
+            f = fields[i]
+            out[i].append(_norm_value(v.text, v.kind) if f.type == v.kind else v.text)
     return out
 
 
@@ -252,8 +327,9 @@ def field_score(st: TaskState, g: GoalSpec) -> tuple[int, int, int]:
     """(fields holding a value the goal names for them, fields holding something else, fields)."""
     good = bad = 0
     fits = place_values(st.fields, g.values)
+    sources = {v.source for v in g.values if v.source is not None}
     for i, f in enumerate(st.fields):
-        if not f.value:
+        if not f.value or f.hint in sources:  # a field to copy from is neither
             continue
         if f.value in fits[i]:
             good += 1
@@ -301,10 +377,22 @@ def changed(a: TaskState, b: TaskState) -> bool:
 
 # What a control that ends a form says (a tap on it when everything asked is in place is progress).
 SUBMIT_WORDS = {"submit", "login", "log", "sign", "ok", "search", "next", "done", "go", "send", "save"}
-# How a page may mark content it does not show yet (besides style and the hidden attribute).
-HIDDEN_CLASSES = {"hide", "hidden", "collapsed", "d-none", "invisible", "closed"}
 # The one convention a goal leans on for a control without a name: "x" closes.
 _ALIASES = {"x": {"x", "×", "✕", "✖", "close"}}
+# What a control without a name shows when it opens something (a menu, a section, a wheel).
+OPENER_GLYPHS = {"+", "▸", "▶", "►", "›", "»", "☰", "≡", "⋮", "…", "...", "▾", "▼", "⌄"}
+
+
+def is_submit(tag: str, name: str) -> bool:
+    """A control that ends a form: a button or link with a submit word ("Log in"), or any element
+    whose words are all such words (a div reading "Submit"); not a title that has one ("Movie
+    Search")."""
+    words = set(visible_text(name))
+    if not words:
+        return False
+    if tag in ("button", "input", "a"):
+        return bool(words & SUBMIT_WORDS)
+    return words <= SUBMIT_WORDS | {"in", "up", "me", "it"}
 
 
 def target_box(boxes, action: Action, scale: float):
@@ -316,24 +404,13 @@ def target_box(boxes, action: Action, scale: float):
     return min(hits, key=lambda b: b.w * b.h) if hits else None
 
 
-def _norm(text: str) -> str:
-    return " ".join((text or "").split()).lower()
+_norm, _own_text, _hidden = norm, own_text, is_hidden  # one home: planning/reading.py
 
 
-def _own_text(el) -> str:
-    return _norm("".join(str(c) for c in el.children if isinstance(c, str)))
-
-
-def _hidden(el) -> bool:
-    style = (el.get("style") or "").replace(" ", "").lower()
-    classes = {c.lower() for c in el.get("class") or []}
-    return (
-        "display:none" in style
-        or "visibility:hidden" in style
-        or el.has_attr("hidden")
-        or el.get("aria-hidden") == "true"
-        or bool(classes & HIDDEN_CLASSES)
-    )
+def _within(term: str, text: str) -> bool:
+    """The term is the text or one of its phrases, punctuation aside ("submit" in "click submit.")."""
+    loose = " " + re.sub(r"[.,;:!?()\"']+", " ", text) + " "
+    return term == text or f" {term} " in f" {text} " or f" {term} " in loose
 
 
 @dataclass
@@ -344,12 +421,20 @@ class Sight:
     revealers: set[tuple[str, str]] = field(default_factory=set)  # (tag, own text) of each control
 
     @classmethod
-    def of(cls, html: str | None, boxes, goal: str) -> Sight:
-        g = GoalSpec.of(goal)
+    def of(cls, html: str | None, boxes, goal: str, state: TaskState | None = None) -> Sight:
+        """With `boxes` (a render's layout) what is shown is what was laid out; with `boxes`
+        None, what the DOM does not hide (planning/reading.py), read without a render."""
+        g = GoalSpec.of(goal, state)
         targets = [_norm(v.text) for v in g.values] or sorted(g.terms)
-        shown = [_norm(b.text) for b in boxes]
-        hidden = [t for t in targets if t and not any(t == x or f" {t} " in f" {x} " for x in shown)]
+        if boxes is None:
+            state = state if state is not None else TaskState.of(html)
+            shown = state.shown
+        else:
+            shown = [_norm(b.text) for b in boxes]
+        hidden = [t for t in targets if t and not any(_within(t, x) for x in shown)]
         out = cls()
+        if state is not None:  # none of them in hidden content: nothing to reveal, no parse
+            hidden = [t for t in hidden if any(_within(t, x) for x in state.hidden)]
         if not html or not hidden:
             return out
         soup = BeautifulSoup(html, "html.parser")
@@ -392,11 +477,17 @@ class ProgressScorer:
     names becoming checked (others unchecked), goal terms newly shown; no change costs a little;
     a reward the imagined screen displays decides outright. Scores lie in [0, 1], 0.5 = neutral.
 
-    With the current screen's layout (rendered once per screen) it also rates what the action
-    targets, which a world model without the app's scripts cannot show the effect of: a control
-    named exactly as the goal quotes it, a control that reveals a target the goal names but the
-    screen hides (a sub-goal: the section's header, the folder, the menu item before it), and a
-    submit-like control once everything the goal asks for is in place."""
+    It also rates what a tap targets, which a world model without the app's scripts cannot show
+    the effect of: a control named exactly as the goal quotes it, a control that reveals a
+    target the goal names but the screen hides (a sub-goal: the section's header, the folder, the
+    menu item before it), a closed control when the goal asks to open or expand one, and a
+    submit-like control once everything the goal asks for is in place.
+
+    Everything is read off the DOMs the imagination already holds (values, checked states,
+    focus, what is hidden), never rendered: the tap's target is the element the imagined screen
+    newly focuses. Only a tap on something that takes no focus (a span, a header) needs the
+    current screen's layout, rendered once per screen and cached (a planner's agent has usually
+    rendered it already, through the same renderer's cache)."""
 
     def __init__(
         self,
@@ -410,49 +501,82 @@ class ProgressScorer:
         self.states = TaskStates()
         self._renderer = renderer
         self.targets = targets
-        self._sights: OrderedDict[tuple, tuple[list, Sight]] = OrderedDict()
+        self._boxes: OrderedDict[tuple, list] = OrderedDict()
+        self._specs: OrderedDict[tuple, GoalSpec] = OrderedDict()
+        self._sights: OrderedDict[tuple, Sight] = OrderedDict()
+        self.renders = 0  # current screens this scorer had to lay out itself
 
-    def _sight(self, current: Screen, goal: str) -> tuple[list, Sight]:
-        key = (current.html, current.size, current.device_scale_factor, goal)
+    def spec(self, current: Screen, goal: str) -> GoalSpec:
+        """The goal as the current screen names it (cached per screen)."""
+        key = (goal, current.html)
+        if key not in self._specs:
+            self._specs[key] = GoalSpec.of(goal, self.states.of(current.html))
+            while len(self._specs) > 32:
+                self._specs.popitem(last=False)
+        return self._specs[key]
+
+    def sight(self, current: Screen, goal: str) -> Sight:
+        """What the current screen hides of the goal's targets (cached per screen)."""
+        key = (goal, current.html)
         if key not in self._sights:
-            r = self._renderer or default_renderer()
-            try:
-                boxes = r.render(current.html, current.viewport()).boxes
-            except Exception:
-                boxes = []
-            self._sights[key] = (boxes, Sight.of(current.html, boxes, goal))
-            while len(self._sights) > 16:
+            self._sights[key] = Sight.of(current.html, None, goal, self.states.of(current.html))
+            while len(self._sights) > 32:
                 self._sights.popitem(last=False)
         return self._sights[key]
 
-    def target_bonus(self, current: Screen, action: Action, goal: str, before: TaskState) -> float:
-        """What tapping the action's target is worth, read off the current screen."""
+    def layout(self, current: Screen) -> list:
+        key = (current.html, current.size, current.device_scale_factor)
+        if key not in self._boxes:
+            r = self._renderer or default_renderer()
+            try:
+                self._boxes[key] = r.render(current.html, current.viewport()).boxes
+            except Exception:
+                self._boxes[key] = []
+            self.renders += 1
+            while len(self._boxes) > 16:
+                self._boxes.popitem(last=False)
+        return self._boxes[key]
+
+    def target(self, current: Screen, action: Action, before: TaskState, after: TaskState):
+        """(tag, name) of what a tap lands on: the element the imagined screen newly focuses,
+        else the element under the point in the current screen's layout; None if nothing."""
+        if after.focus and after.focus != before.focus:
+            return after.focus.split("#")[0], after.focus_name
+        box = target_box(self.layout(current), action, current.device_scale_factor)
+        return (box.tag, _norm(box.text)) if box is not None else None
+
+    def target_bonus(
+        self, current: Screen, action: Action, goal: str, before: TaskState, after=None
+    ) -> float:
+        """What tapping the action's target is worth, read off the current and imagined DOMs."""
         if not self.targets or action.type != "tap" or not current.html:
             return 0.0
-        boxes, sight = self._sight(current, goal)
-        box = target_box(boxes, action, current.device_scale_factor)
-        if box is None:
+        hit = self.target(current, action, before, after if after is not None else before)
+        if hit is None:
             return 0.0
-        g = GoalSpec.of(goal)
-        name = _norm(box.text)
+        g, sight = self.spec(current, goal), self.sight(current, goal)
+        tag, name = hit
         names = set()
         for v in g.values:
             names |= _ALIASES.get(_norm(v.text), {_norm(v.text)})
         bonus = 0.0
         if name and name in names:
             bonus += self.step
-        if (box.tag, name) in sight.revealers:
+        if name and name in {n for _, n in sight.revealers}:
             bonus += self.step
+        elif name and not sight.revealers and wants_open(goal):
+            if name in {n for _, n in before.collapsed} or name in OPENER_GLYPHS:
+                bonus += self.step  # "expand the section": a closed control is the way in
         asked = bool(g.values and before.fields) or bool(before.checked)
-        if asked and set(visible_text(name)) & SUBMIT_WORDS and requirements_met(before, g) >= 1.0:
+        if asked and is_submit(tag, name) and requirements_met(before, g) >= 1.0:
             bonus += self.step
         return bonus
 
     def __call__(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> float:
         if not imagined.ok:
             return 0.0
-        g = GoalSpec.of(goal)
         a, b = self.states.of(current.html), self.states.of(imagined.html)
+        g = self.spec(current, goal)
         if b.reward is not None and b.reward != a.reward:
             return min(1.0, max(0.0, 0.5 + 0.5 * b.reward))
         fa, fb = field_score(a, g), field_score(b, g)
@@ -462,7 +586,7 @@ class ProgressScorer:
         s = 0.5 + self.step * delta + self.term_step * new_terms
         if not changed(a, b):
             s -= self.noop_penalty
-        s += self.target_bonus(current, action, goal, a)
+        s += self.target_bonus(current, action, goal, a, b)
         return min(1.0, max(0.0, s))
 
     def done(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> bool:

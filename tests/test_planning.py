@@ -17,6 +17,7 @@ from planning import (
     LearnedReward,
     Lookahead,
     MiniWoBAgent,
+    ProgressScorer,
     ValueScorer,
     VLMJudgeScorer,
     as_agent,
@@ -24,7 +25,7 @@ from planning import (
     recorder_policy,
 )
 from planning.progress import GoalSpec
-from worldmodel import Backend
+from worldmodel import Backend, WorldModel
 from worldmodel.types import Action, Prediction, Screen
 
 
@@ -306,3 +307,123 @@ def test_a_control_that_reveals_the_goals_hidden_target_is_progress(renderer):
     hearts, other = (Action("tap", x=bx[t].x + 5, y=bx[t].y + 5) for t in ("♥♥♥", "确定"))
     g2 = 'Click on the "♥♥♥" button.'
     assert scorer(s2, hearts, pred, g2) > scorer(s2, other, pred, g2)
+
+
+# Issue #40: values the goal names through the screen, a scorer that reads the imagined DOMs.
+MOVIES = "Search for saga movies directed by Good from year 2003."
+BANNER = '<div id="query">Search for <b>saga</b> movies directed by <b>Good</b> from year <b>2003</b>.</div>'
+MOVIE_FORMS = [
+    '<p><span>Genre:</span><input type="text"></p><p><span>Director:</span><input type="text"></p>'
+    '<p><span>Year:</span><input type="text"></p><button>Submit</button>',
+    "<table><tr><th>Year</th><td><input></td></tr><tr><th>Director</th><td><input></td></tr>"
+    '<tr><th>Genre</th><td><input></td></tr></table><div class="final">Submit</div>',
+    '<input placeholder="director"><input placeholder="year of release"><input placeholder="genre">'
+    "<button>Search</button>",
+]
+
+
+def _page(body: str) -> str:
+    return (
+        f"<html><head><style>body{{margin:0;font:14px sans-serif}}</style></head><body>{body}</body></html>"
+    )
+
+
+def _screen(renderer, html):
+    from render import Viewport
+
+    res = renderer.render(html, Viewport(360, 640))
+    return Screen(res.png, html=html), {b.text: b for b in res.boxes}, res.boxes
+
+
+@pytest.mark.parametrize("form", MOVIE_FORMS)
+def test_unquoted_values_set_apart_on_screen_are_proposed_and_placed_one_to_a_field(renderer, form):
+    """Bold values in the page's instruction are values; each goes to the field its clause names,
+    the one no clause names to the field left; live in Chromium through the sim, no render."""
+    from planning.agents import typed_values
+    from planning.progress import TaskState
+
+    html = _page(BANNER + form)
+    screen, _, boxes = _screen(renderer, html)
+    st = TaskState.of(html)
+    assert typed_values(MOVIES, st) == ["saga", "Good", "2003"]
+    fields = sorted((b for b in boxes if b.tag == "input"), key=lambda b: (b.y, b.x))  # document order here
+    hints = [f.hint for f in st.fields]
+    want = {
+        i: v
+        for i, h in enumerate(hints)
+        for k, v in (("genre", "saga"), ("direct", "Good"), ("year", "2003"))
+        if k in h
+    }
+    assert len(want) == 3
+    scorer = ProgressScorer(renderer=renderer)
+    la = Lookahead(WorldModel.load("sim", renderer=renderer), scorer, confident_at=None, top_k=20)
+    cands = [
+        Candidate(Action("type", x=b.x + 4, y=b.y + b.h / 2, text=v), 0.3)
+        for b in fields
+        for v in ("saga", "Good", "2003")
+    ]
+    ranked = la.rank(screen, MOVIES, cands)
+    best = {
+        (round(r.action.x), round(r.action.y), r.action.text) for r in ranked if r.score == ranked[0].score
+    }
+    right = {(round(fields[i].x + 4), round(fields[i].y + fields[i].h / 2), v) for i, v in want.items()}
+    assert best == right  # the three right placements, and only they, rated best
+    assert scorer.renders == 0  # typed text: read off the imagined DOM, nothing laid out
+    assert all(getattr(r.imagined[0], "pending", False) for r in ranked)  # and nothing rendered
+
+
+def test_a_value_beside_a_named_label_and_text_to_copy_are_values_the_label_is_not():
+    from planning.agents import typed_values
+    from planning.progress import GoalSpec, TaskState, field_score
+
+    table = _page(
+        "<table><tr><td>Religion</td><td>Buddhism</td></tr><tr><td>Color</td><td>purple</td></tr></table>"
+        '<input id="tt" value="{v}"><button>Submit</button>'
+    )
+    goal = "Enter the value of Color into the text field and press Submit."
+    st = TaskState.of(table.replace("{v}", ""))
+    assert typed_values(goal, st) == ["purple"]
+    g = GoalSpec.of(goal, st)
+    assert field_score(TaskState.of(table.replace("{v}", "purple")), g)[:2] == (1, 0)
+    assert field_score(TaskState.of(table.replace("{v}", "Color")), g)[:2] == (0, 1)
+
+    copy = _page(
+        '<input id="answer" value="{v}"><textarea id="src">Lorem ipsum. </textarea><button>Submit</button>'
+    )
+    goal = "Copy the text in the textarea below, paste it into the textbox and press Submit."
+    st = TaskState.of(copy.replace("{v}", ""))
+    assert typed_values(goal, st) == ["Lorem ipsum. "]
+    g = GoalSpec.of(goal, st)
+    assert field_score(st, g)[:2] == (0, 0)  # the text to copy is not yet an answer
+    assert field_score(TaskState.of(copy.replace("{v}", "Lorem ipsum. ")), g)[:2] == (1, 0)
+    assert (
+        typed_values("Enter the value of Color.", TaskState.of(_page("<p>Color</p><p>red</p>"))) == []
+    )  # no field
+
+
+COLLAPSED = _page(
+    '<div id="query">Expand the section below and click submit.</div>'
+    '<h3 aria-expanded="false" style="height:30px">Section #4</h3><div style="display:none">Lorem ipsum</div>'
+    '<p aria-expanded="false" class="header-collapsed">tail <button>Submit</button></p>'
+)
+
+
+def test_a_closed_section_is_opened_first_when_the_goal_asks_and_only_then(renderer):
+    """A closed control (aria-expanded false) is the way in when the goal asks to expand; a
+    button inside a closed container is not that control; a title with a submit word is no submit."""
+    from planning.progress import is_submit
+
+    screen, where, _ = _screen(renderer, COLLAPSED)
+    scorer = ProgressScorer(renderer=renderer)
+    same = Prediction(html=COLLAPSED, image=screen.image)  # no app scripts: nothing visibly changes
+
+    def tap(t):
+        return Action("tap", x=where[t].x + where[t].w / 2, y=where[t].y + where[t].h / 2)
+
+    goal = "Expand the section below and click submit."
+    assert scorer(screen, tap("Section #4"), same, goal) > scorer(screen, tap("Submit"), same, goal)
+    other = "Click submit."
+    assert scorer(screen, tap("Section #4"), same, other) == scorer(screen, tap("Submit"), same, other)
+    assert (
+        is_submit("div", "submit") and is_submit("button", "log in") and not is_submit("div", "movie search")
+    )
