@@ -96,6 +96,16 @@ def _is_chromium(pid: int) -> bool:
     return b"chrom" in exe.rsplit(b"/", 1)[-1] or b"headless_shell" in exe
 
 
+def _started(pid: int) -> int | None:
+    """The process' start time (clock ticks after boot): with its pid, who it is (pids recycle)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _rss_mb(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -322,7 +332,7 @@ def main() -> int:
         time.sleep(min(a.interval, end - now))
         t, cur = time.perf_counter(), totals()
         rss, pss, chromium = tree_figures()
-        seen_chromium.update(chromium)
+        seen_chromium.update((p, _started(p)) for p in chromium)
         d = [c - p for c, p in zip(cur, last)]
         row = dict(
             minute=(t - start) / 60,
@@ -355,7 +365,9 @@ def main() -> int:
     deadline = time.monotonic() + 15
     while (left := tree_figures()[2]) and time.monotonic() < deadline:
         time.sleep(0.5)
-    left_seen = [p for p in seen_chromium if _is_chromium(p)]  # re-parented anywhere
+    # one seen during the run and still alive anywhere: the same pid and the same start time, so
+    # another user's process that got a recycled pid is not taken for ours
+    left_seen = [p for p, t in seen_chromium if t is not None and _started(p) == t and _is_chromium(p)]
     left = sorted(set(left) | set(left_seen))
 
     while not problems.empty():
@@ -383,7 +395,7 @@ def main() -> int:
     raised = [m for m in msgs if " raised " in m]
     for m in raised[:8] + [m for m in msgs if m not in raised][:6]:
         print("  " + m)
-    for p in left:  # ours: end them, after saying so
+    for p in left:  # ours (below this process, or the very process seen below it): end them
         try:
             os.kill(p, 9)
         except OSError:
