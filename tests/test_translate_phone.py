@@ -176,7 +176,7 @@ def test_a_struck_through_item_is_drawn_struck_through(renderer):
     assert re.search(r"<span[^>]*line-through[^>]*>Buy milk</span>", html)
     assert not re.search(r"<span[^>]*(line-through|underline)[^>]*>Call the bank</span>", html)
     assert not re.search(r"<span[^>]*font-weight[^>]*>Buy milk</span>", html)  # the line is no weight
-    assert box_off(first, img, (16, 100, 344, 140)) <= 0.05
+    assert box_off(first, img, (16, 100, 344, 140)) <= 0.078  # 0.088 sized by its height
 
 
 def test_tab_labels_with_emoji_keep_to_their_tabs(renderer):
@@ -298,3 +298,17 @@ def test_widely_spaced_lines_are_set_at_their_letters_size(renderer):
     img, d, first = draw(renderer, nodes, body)
     assert 14.5 <= _fs(d.html(), text) <= 17.5
     assert box_off(first, img, (16, 100, 344, 260)) <= 0.1  # glyph edges, white on purple
+
+
+def test_an_arabic_line_is_sized_by_its_width(renderer):
+    """Arabic is measured in the face Chromium sets it in (Roboto has none): sized from its
+    marks' height alone, a right-to-left line came out about a fifth too large."""
+    text = "الإعدادات الإفتراضية"
+    nodes = [ROOT, (1, 0, (16, 100, 344, 140), "TextView", {"text": text})]
+    body = (
+        f'<div dir="rtl" style="position:absolute;left:16px;top:104px;width:328px;font:18px '
+        f'DejaVu Sans;color:#555">{text}</div>'
+    )
+    img, d, first = draw(renderer, nodes, body)
+    assert 16.5 <= _fs(d.html(), text) <= 19.5
+    assert box_off(first, img, (16, 100, 344, 140)) <= 0.078  # 0.088 sized by its height
