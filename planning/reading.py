@@ -100,8 +100,15 @@ def screen_values(goal: str, st) -> list[tuple[str, str | None]]:
                 if value.lower() not in low:
                     out.append((value, None))
                     pointers.add(label)
-    for text in st.emphasis:
-        if text.lower() not in pointers and re.search(r"(?<!\w)" + re.escape(text.lower()) + r"(?!\w)", low):
+    # A goal that quotes its values marks them by quotes: its emphasis names keys ("the *username*
+    # "riley""). Emphasis that names a field (its label, placeholder, name) is a key too.
+    keys = " ".join(f.hint for f in st.fields)
+    quoted = bool(re.search(r"[\"“”]", goal or ""))
+    for text in [] if quoted else st.emphasis:
+        t = text.lower()
+        if t in pointers or re.search(r"(?<!\w)" + re.escape(t) + r"(?!\w)", keys):
+            continue
+        if re.search(r"(?<!\w)" + re.escape(t) + r"(?!\w)", low):
             out.append((text, None))
     if COPY_WORDS.search(goal or ""):
         for f in st.fields:
