@@ -17,7 +17,6 @@ from bs4 import BeautifulSoup, Tag
 
 from render import Renderer, default_renderer
 from render.capture import FOCUS_CLASS
-from render.metrics import visible_text
 from worldmodel.goal import goal_quotes, quote_spans
 from worldmodel.types import Action, Prediction, Screen
 
@@ -25,6 +24,15 @@ from .reading import is_hidden, norm, own_text, read_page, screen_values, wants_
 from .scorers import goal_terms
 
 TEXT_INPUTS = {"", "text", "password", "email", "search", "tel", "url", "number"}
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def visible_text(text: str) -> list[str]:
+    """Lower-cased word tokens of plain text, as render.metrics.visible_text gives for HTML but
+    without parsing: everything here is already text, and a parse per call was most of a score."""
+    return _TOKEN.findall((text or "").lower())
+
+
 _REWARD_RE = re.compile(r"last reward:\s*(-?\d+(?:\.\d+)?)", re.I)
 # An inline image's bytes say nothing about a task and cost the parser most of a screen's length.
 _DATA_URI = re.compile(r'"data:[^"]{64,}"')
