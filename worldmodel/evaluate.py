@@ -10,24 +10,14 @@ from pathlib import Path
 
 import numpy as np
 
-from render import Renderer, RenderError
-from render.metrics import (
-    LPIPS,
-    MetricUnavailable,
-    blank_like,
-    change_gain,
-    content_f1,
-    element_f1,
-    fidelity,
-    normalised_gain,
-    ssim,
-    text_f1,
-)
+from render import Renderer
+from render.metrics import LPIPS, MetricUnavailable
 
 from .backends import Backend
 from .judge import SCORES
 from .model import WorldModel
 from .report import heat_map, write_report
+from .score import references, score
 from .types import Query, Transition
 
 
@@ -71,167 +61,126 @@ def evaluate(
     worldmodel/embed.py) add the cosine of the render's and the real next screen's embeddings
     (a failed render 0); `judge` (worldmodel/judge.py) adds its four scores, `judge_S_ad` ...
     on 0-100, and `judge_answered`, the share of transitions it scored."""
-    if lpips == "auto":
-        try:
-            lpips = LPIPS()
-            lpips_note = None
-        except MetricUnavailable as e:
-            lpips, lpips_note = None, str(e)
-    else:
-        lpips_note = None if lpips is not None else "LPIPS not requested"
+    lpips, lpips_note = _lpips(lpips)
     out = Path(out_dir) if out_dir else None
     if out:
         (out / "images").mkdir(parents=True, exist_ok=True)
-    copy_fid = [fidelity(t.screen.array, t.next_screen.array) for t in transitions]
-    copy_ssim = [f["ssim"] for f in copy_fid]
-    blank_ssim = [ssim(blank_like(t.next_screen.array), t.next_screen.array) for t in transitions]
-    copy_content = [
-        (content_f1(t.screen.html, t.next_screen.html), content_f1("", t.next_screen.html))
-        if t.screen.html and t.next_screen.html
-        else None
-        for t in transitions
-    ]
-    # transitions that change some pixel (change_gain has a change to land only there)
-    changes = [
-        change_gain(t.screen.array, t.screen.array, t.next_screen.array) is not None for t in transitions
-    ]
-    ref = renderer.render_many([(t.next_screen.html or "", t.next_screen.viewport()) for t in transitions])
-    ref_boxes = [
-        None if isinstance(r, RenderError) or not t.next_screen.html else r.boxes
-        for r, t in zip(ref, transitions)
-    ]
+    refs = references(transitions, renderer)
+    copy_ssim = [r.copy["ssim"] for r in refs]
     figures: dict = {
         "n": len(transitions),
-        "copy_baseline": {
-            "ssim": _mean(copy_ssim),
-            "blur_ssim": _mean([f["blur_ssim"] for f in copy_fid]),
-            "pixels_off": _mean([f["pixels_off"] for f in copy_fid]),
-        },
-        "backends": {},
+        "copy_baseline": _copy_baseline(transitions, refs, lpips, embedders),
     }
-    for key, emb in (embedders or {}).items():  # the screenshot kept, in the same embedding
-        figures["copy_baseline"][key] = _mean(
-            emb.similarity([t.screen.image for t in transitions], [t.next_screen.image for t in transitions])
-        )
-    if lpips is not None:
-        figures["copy_baseline"]["lpips"] = _mean(
-            [lpips(t.screen.array, t.next_screen.array) for t in transitions]
-        )
+    figures["backends"] = {}
     rows: dict[int, dict] = {i: {"i": i} for i in range(len(transitions))}
     for name, backend in backends.items():
-        per = {
-            k: []
-            for k in (
-                "ssim",
-                "blur_ssim",
-                "pixels_off",
-                "lpips",
-                "text_f1",
-                "element_f1",
-                "latency_s",
-                "failed",
-                "gain",
-                "generated_chars",
-                "edit_failed",
-                "sem_gain",
-                "content_gain",
-                "change_gain",
-            )
-        }
         wm = WorldModel.load(backend, renderer)  # a WorldModel as it is, a Backend wrapped
         mode = (modes if isinstance(modes, str) else (modes or {}).get(name)) or wm.mode
+        per: dict[str, list] = {}
         for s in range(0, len(transitions), batch):
             chunk = transitions[s : s + batch]
             preds = wm.predict_many([Query(t.screen, t.action, t.goal) for t in chunk], mode)
             extra = _model_scores(chunk, preds, embedders, judge)
             for j, (t, p) in enumerate(zip(chunk, preds)):
                 i = s + j
-                for k, v in extra[j].items():
-                    per.setdefault(k, []).append(v)
-                per["latency_s"].append(p.timings["generate_s"] + p.timings["render_s"])
-                per["generated_chars"].append(len(p.edit if p.edit is not None else (p.completion or "")))
-                per["edit_failed"].append(1.0 if p.edit is not None and p.edit_error is not None else 0.0)
-                per["failed"].append(0.0 if p.ok else 1.0)
-                fid = fidelity(p.image, t.next_screen.array) if p.ok else None
-                sc = fid["ssim"] if fid else 0.0
-                per["ssim"].append(sc)
-                per["blur_ssim"].append(fid["blur_ssim"] if fid else 0.0)
-                per["pixels_off"].append(fid["pixels_off"] if fid else 1.0)
-                per["gain"].append(sc - copy_ssim[i])
-                per["sem_gain"].append(normalised_gain(sc, copy_ssim[i], blank_ssim[i]) if p.ok else -1.0)
-                if copy_content[i] is not None:
-                    per["content_gain"].append(
-                        normalised_gain(content_f1(p.html, t.next_screen.html), *copy_content[i])
-                        if p.ok
-                        else -1.0
-                    )
-                if changes[i]:
-                    cf = change_gain(t.screen.array, p.image, t.next_screen.array) if p.ok else -1.0
-                    per["change_gain"].append(cf or 0.0)
-                if lpips is not None:
-                    per["lpips"].append(lpips(p.image, t.next_screen.array) if p.ok else 1.0)
-                tf = text_f1(p.html, t.next_screen.html) if t.next_screen.html else None
-                if tf is not None:
-                    per["text_f1"].append(tf)
-                if ref_boxes[i] is not None and p.ok:
-                    per["element_f1"].append(element_f1(p.boxes, ref_boxes[i]))
-                elif ref_boxes[i] is not None:
-                    per["element_f1"].append(0.0)
-                rows[i][name] = {
-                    "ssim": sc,
-                    "text_f1": tf,
-                    "gain": sc - copy_ssim[i],
+                sc = {**score(p, t, refs[i], lpips), **extra[j]}
+                for k, v in sc.items():
+                    if v is not None or k.startswith("judge_"):  # judge: None counts as unanswered
+                        per.setdefault(k, []).append(v)
+                rows[i][name] = {k: sc[k] for k in ("ssim", "text_f1", "gain")} | {
                     "error": p.render_error,
                     "img": None,
                     **extra[j],
                 }
                 if out and p.ok:
-                    img = out / "images" / f"{i}-{_slug(name)}.png"
-                    p.image.save(img)
-                    heat = img.with_name(f"{i}-{_slug(name)}-diff.png")
-                    heat_map(p.image, t.next_screen.image).save(heat)
-                    rows[i][name].update(img=img.name, heat=heat.name)
-        figures["backends"][name] = {
-            "ssim": _mean(per["ssim"]),
-            "blur_ssim": _mean(per["blur_ssim"]),
-            "pixels_off": _mean(per["pixels_off"]),
-            "lpips": _mean(per["lpips"]) if lpips is not None else f"unavailable: {lpips_note}",
-            "text_f1": _mean(per["text_f1"]),
-            "element_f1": _mean(per["element_f1"]),
-            "render_failure_rate": _mean(per["failed"]),
-            "latency_s": _mean(per["latency_s"]),
-            "mode": mode,
-            # what ran: the stages (a checkpoint trained after the sim runs as sim+PATH) and the
-            # last stage's checkpoint card as it ran, options applied
-            "model": wm.name,
-            "card": None if wm.stages[-1].card is None else asdict(wm.stages[-1].card),
-            "generated_chars": _mean(per["generated_chars"]),
-            "edit_failure_rate": _mean(per["edit_failed"]),
-            "gain_over_copy": _mean(per["gain"]),
-            "sem_gain": _mean(per["sem_gain"]),
-            "content_gain": _mean(per["content_gain"]),
-            "change_gain": _mean(per["change_gain"]),
-            "copy_correlation": _pearson(copy_ssim, per["gain"]),
-            **{k: _mean(per.get(k, [])) for k in _extra_keys(embedders, judge)},
-        }
-        if judge is not None:
-            answered = per.get(f"judge_{SCORES[0]}", [])
-            figures["backends"][name]["judge_answered"] = (
-                sum(v is not None for v in answered) / len(answered) if answered else None
-            )
-    if "copy" in figures["backends"]:
-        base = figures["backends"]["copy"]
-        for f in figures["backends"].values():
-            for k in ("ssim", "text_f1"):
-                a, b = f[k], base[k]
-                f[f"{k}_gain_over_copy_backend" if k != "ssim" else "gain_over_copy_backend"] = (
-                    None if a is None or b is None else a - b
-                )
+                    rows[i][name].update(_save_images(out, i, name, p, t))
+        figures["backends"][name] = _summary(per, wm, mode, copy_ssim, lpips, lpips_note, embedders, judge)
+    _against_copy_backend(figures["backends"])
     figures["per_app"] = _per_app(transitions, rows, list(backends))
     if out:
         (out / "figures.json").write_text(json.dumps(figures, indent=2))
         write_report(out, figures, transitions, rows, list(backends), copy_ssim)
     return figures
+
+
+def _lpips(lpips):
+    """(the LPIPS metric or None, why it is not there)."""
+    if lpips != "auto":
+        return lpips, None if lpips is not None else "LPIPS not requested"
+    try:
+        return LPIPS(), None
+    except MetricUnavailable as e:
+        return None, str(e)
+
+
+def _copy_baseline(transitions, refs, lpips, embedders) -> dict:
+    """The screenshot kept, scored as a prediction would be."""
+    out = {
+        "ssim": _mean([r.copy["ssim"] for r in refs]),
+        "blur_ssim": _mean([r.copy["blur_ssim"] for r in refs]),
+        "pixels_off": _mean([r.copy["pixels_off"] for r in refs]),
+    }
+    for key, emb in (embedders or {}).items():  # the screenshot kept, in the same embedding
+        out[key] = _mean(
+            emb.similarity([t.screen.image for t in transitions], [t.next_screen.image for t in transitions])
+        )
+    if lpips is not None:
+        out["lpips"] = _mean([lpips(t.screen.array, t.next_screen.array) for t in transitions])
+    return out
+
+
+def _summary(per, wm, mode, copy_ssim, lpips, lpips_note, embedders, judge) -> dict:
+    """One backend's figures: the means of its per-transition scores, and what ran."""
+    m = lambda k: _mean(per.get(k, []))  # noqa: E731
+    out = {
+        "ssim": m("ssim"),
+        "blur_ssim": m("blur_ssim"),
+        "pixels_off": m("pixels_off"),
+        "lpips": m("lpips") if lpips is not None else f"unavailable: {lpips_note}",
+        "text_f1": m("text_f1"),
+        "element_f1": m("element_f1"),
+        "render_failure_rate": m("failed"),
+        "latency_s": m("latency_s"),
+        "mode": mode,
+        # what ran: the stages (a checkpoint trained after the sim runs as sim+PATH) and the
+        # last stage's checkpoint card as it ran, options applied
+        "model": wm.name,
+        "card": None if wm.stages[-1].card is None else asdict(wm.stages[-1].card),
+        "generated_chars": m("generated_chars"),
+        "edit_failure_rate": m("edit_failed"),
+        "gain_over_copy": m("gain"),
+        "sem_gain": m("sem_gain"),
+        "content_gain": m("content_gain"),
+        "change_gain": m("change_gain"),
+        "copy_correlation": _pearson(copy_ssim, per.get("gain", [])),
+        **{k: m(k) for k in _extra_keys(embedders, judge)},
+    }
+    if judge is not None:
+        answered = per.get(f"judge_{SCORES[0]}", [])
+        out["judge_answered"] = sum(v is not None for v in answered) / len(answered) if answered else None
+    return out
+
+
+def _against_copy_backend(backends: dict) -> None:
+    """Each backend's SSIM and text F1 gain over the `copy` backend, where one was scored."""
+    if "copy" not in backends:
+        return
+    base = backends["copy"]
+    for f in backends.values():
+        for k in ("ssim", "text_f1"):
+            a, b = f[k], base[k]
+            f[f"{k}_gain_over_copy_backend" if k != "ssim" else "gain_over_copy_backend"] = (
+                None if a is None or b is None else a - b
+            )
+
+
+def _save_images(out: Path, i: int, name: str, p, t) -> dict:
+    """The prediction's render and its difference heat map for the report."""
+    img = out / "images" / f"{i}-{_slug(name)}.png"
+    p.image.save(img)
+    heat = img.with_name(f"{i}-{_slug(name)}-diff.png")
+    heat_map(p.image, t.next_screen.image).save(heat)
+    return {"img": img.name, "heat": heat.name}
 
 
 def _extra_keys(embedders, judge) -> list[str]:
