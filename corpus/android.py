@@ -73,6 +73,31 @@ def read_episodes(path: str | Path, compression: str | None = "auto") -> Iterato
     yield from tfrecord_loader(str(path), None, DESCRIPTION, compression_type=compression)
 
 
+def tfrecord_files(path: str | Path) -> list[Path]:
+    """The TFRecord files `path` names: a file, a folder of shards (AndroidControl's release
+    layout: every `*.tfrecord*` file in it), or a glob pattern; sorted, so the order is stable."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    if p.is_dir():
+        files = sorted(f for f in p.iterdir() if f.is_file() and ".tfrecord" in f.name)
+    else:
+        import glob
+
+        files = sorted(Path(f) for f in glob.glob(str(path)) if Path(f).is_file())
+    if not files:
+        raise FileNotFoundError(
+            f"AndroidControl file not found: {path} (a file, a folder of *.tfrecord* shards, or a glob)"
+        )
+    return files
+
+
+def android_episode_units(path: str | Path) -> list[tuple[str, int]]:
+    """Every episode `path` holds (file, shards or glob) as (file, position in it): the units an
+    import is split into across processes and machines."""
+    return [(str(f), k) for f in tfrecord_files(path) for k, _ in enumerate(read_episodes(f))]
+
+
 def _as_list(v) -> list:
     if isinstance(v, (bytes, bytearray)):
         return [bytes(v)]
@@ -111,9 +136,11 @@ def import_android(
     scale: float = 1.0,
     skipped: list[str] | None = None,
     drafts: dict | None = None,
+    episodes: set[int] | None = None,
 ) -> Iterator[Transition]:
     """Transitions from AndroidControl episodes, screens translated from their accessibility trees
     and screenshots (corpus/translate.py). Each transition's app is its episode's package.
+    `episodes`: only the records at these positions in the file (0-based; a pipeline's share).
 
     With `skipped`, a bad record (an action that does not parse or lies off its screen, an episode
     whose lists do not line up, a screen that cannot be translated) is reported there, naming its
@@ -125,7 +152,9 @@ def import_android(
             raise ValueError(msg)
         skipped.append(msg)
 
-    for ep in read_episodes(path):
+    for k, ep in enumerate(read_episodes(path)):
+        if episodes is not None and k not in episodes:
+            continue
         shots = _as_list(ep["screenshots"])
         trees = _as_list(ep["accessibility_trees"])
         widths, heights = _as_list(ep["screenshot_widths"]), _as_list(ep["screenshot_heights"])

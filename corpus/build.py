@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from render import Renderer, RenderError
 from render.metrics import ssim
 from worldmodel.types import Transition
 
-from .apps import PHONE_APPS, miniwob_app, phone_app
-from .explorer import SOLVED_TASKS, explore, solver_policy
-from .recorder import Recorder
-from .third_party import third_party_app
+from .explorer import SOLVED_TASKS
 
 # Real third-party apps in the bundle. xp.css and reveal.js are installed too, but their pages
 # inline 0.4-0.5 MB of fonts and images each, too heavy to bundle per screen; they, awesomplete's
@@ -142,34 +139,6 @@ class BuildConfig:
     )
     third_party_episodes: int = _opt(3, min=0)
     third_party_steps: int = _opt(5, min=1)
-
-
-def record_corpus(cfg: BuildConfig, log: Callable[[str], None] = print) -> list[Transition]:
-    out: list[Transition] = []
-    with Recorder() as rec:
-        for e in range(cfg.phone_episodes):
-            app = PHONE_APPS[e % len(PHONE_APPS)]
-            seed = cfg.seed * 1000 + e
-            out += rec.record_trajectory(
-                phone_app(app, seed), explore, cfg.phone_steps, seed, f"phone-{app}-{seed}"
-            )
-        log(f"phone: {len(out)} transitions from {cfg.phone_episodes} episodes")
-        for task in cfg.miniwob_tasks:
-            spec = miniwob_app(task)
-            n0 = len(out)
-            for e in range(cfg.miniwob_episodes):
-                seed = cfg.seed * 1000 + e
-                policy = solver_policy if task in SOLVED_TASKS and e % 2 == 0 else explore
-                out += rec.record_trajectory(spec, policy, cfg.miniwob_steps, seed, f"{task}-{seed}")
-            log(f"{spec.name}: {len(out) - n0} transitions")
-        for name in cfg.third_party:
-            spec = third_party_app(name)
-            n0 = len(out)
-            for e in range(cfg.third_party_episodes):
-                seed = cfg.seed * 1000 + e
-                out += rec.record_trajectory(spec, explore, cfg.third_party_steps, seed, f"{name}-{seed}")
-            log(f"{spec.name}: {len(out) - n0} transitions")
-    return out
 
 
 def score_html_fidelity(transitions: Sequence[Transition], renderer: Renderer) -> list[float]:

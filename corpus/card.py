@@ -21,18 +21,34 @@ SOURCE_LICENCES = {
 }
 
 
-def _source(t) -> str:
-    src = t.meta.get("source") or "web"
-    if src == "web" and t.app.startswith(("phone-", "miniwob-")):
-        return t.app.split("-", 1)[0]
+def _source(app: str, source: str | None) -> str:
+    src = source or "web"
+    if src == "web" and app.startswith(("phone-", "miniwob-")):
+        return app.split("-", 1)[0]
     return src
 
 
-def dataset_card(dd, transitions, splits: dict[str, str]) -> str:
+def _records(dd):
+    """(app, source, licence, html_ssim, action type) per row of every split, read from the
+    saved columns alone (never the screenshots), so a card can be written for a corpus that was
+    streamed to disk and never held in memory."""
+    import json
+
+    cols = ["app", "source", "meta", "html_ssim", "action_type"]
+    for ds in dd.values():
+        for batch in ds.select_columns(cols).iter(batch_size=1024):
+            for app, src, meta, fid, act in zip(*(batch[c] for c in cols)):
+                lic = json.loads(meta or "{}").get("licence")
+                yield app, src, lic, fid, act
+
+
+def dataset_card(dd, splits: dict[str, str]) -> str:
     """Markdown for a corpus: its features, splits, apps (source, licence, fidelity) and totals."""
     per_app = defaultdict(list)
-    for t in transitions:
-        per_app[t.app].append(t)
+    actions: Counter = Counter()
+    for app, src, lic, fid, act in _records(dd):
+        per_app[app].append((_source(app, src), lic, fid))
+        actions[act] += 1
     lines = [
         "---",
         "license: other",
@@ -67,13 +83,12 @@ def dataset_card(dd, transitions, splits: dict[str, str]) -> str:
     ]
     for app in sorted(per_app):
         ts = per_app[app]
-        src = Counter(_source(t) for t in ts).most_common(1)[0][0]
-        lic = ts[0].meta.get("licence") or SOURCE_LICENCES.get(src, "unknown")
-        fid = [float(t.meta["html_ssim"]) for t in ts if _finite(t.meta.get("html_ssim"))]
+        src = Counter(s for s, _, _ in ts).most_common(1)[0][0]
+        lic = ts[0][1] or SOURCE_LICENCES.get(src, "unknown")
+        fid = [float(f) for _, _, f in ts if _finite(f)]
         mean = f"{sum(fid) / len(fid):.4f}" if fid else ""
         low = f"{min(fid):.4f}" if fid else ""
         lines.append(f"| {app} | {splits[app]} | {len(ts)} | {src} | {lic} | {mean} | {low} |")
-    actions = Counter(t.action.type for t in transitions)
     lines += [
         "",
         "## Actions",

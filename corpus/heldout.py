@@ -14,13 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from worldmodel.types import Transition
-
-from .build import BUNDLED_MINIWOB, DEFAULT_PINNED, DEFAULT_THIRD_PARTY, score_html_fidelity, summarize
-
-# Seeds of held-out episodes start here (within one build seed's thousand): a build records
-# episodes 0..N-1, so up to 500 training episodes per app never meet a held-out one.
-ID_TEST_OFFSET = 500
+from .build import BUNDLED_MINIWOB, DEFAULT_PINNED, DEFAULT_THIRD_PARTY, summarize
+from .episodes import ID_TEST_OFFSET, held_out_plan  # noqa: F401 - the offset, re-exported
 
 # The bundled corpus' in-app apps: every phone app that trains (phone-settings is a test app),
 # fifteen training MiniWoB++ tasks of varied kinds (buttons, boxes, typing, menus, trees,
@@ -80,95 +75,65 @@ def check_config(cfg: HeldOutConfig) -> None:
         third_party_app(n)
 
 
-def planned(cfg: HeldOutConfig) -> list[tuple[str, str, int]]:
-    """(kind, name, seed) of every held-out episode `cfg` records, in order."""
-    base = cfg.seed * 1000 + ID_TEST_OFFSET
-    out = [("phone", a, base + e) for a in cfg.phone_apps for e in range(cfg.phone_episodes)]
-    out += [("miniwob", t, base + e) for t in cfg.miniwob_tasks for e in range(cfg.miniwob_episodes)]
-    out += [("third_party", n, base + e) for n in cfg.third_party for e in range(cfg.third_party_episodes)]
-    return out
-
-
-def app_name(kind: str, name: str) -> str:
-    return {"phone": f"phone-{name}", "miniwob": f"miniwob-{name}"}.get(kind, name)
-
-
-def episode_id(kind: str, name: str, seed: int) -> str:
-    """The episode id corpus.build.record_corpus would give the episode: the seed stays visible."""
-    return f"phone-{name}-{seed}" if kind == "phone" else f"{name}-{seed}"
-
-
-def record_held_out(cfg: HeldOutConfig, log: Callable[[str], None] = print) -> list[Transition]:
-    """Record every planned held-out episode; the transitions come back marked for id-test."""
-    from .apps import miniwob_app, phone_app
-    from .explorer import SOLVED_TASKS, explore, solver_policy
-    from .recorder import Recorder
-    from .store import hold_out
-    from .third_party import third_party_app
-
-    check_config(cfg)
-    out: list[Transition] = []
-    base = cfg.seed * 1000 + ID_TEST_OFFSET
-    with Recorder() as rec:
-        for kind, name, seed in planned(cfg):
-            eid = episode_id(kind, name, seed)
-            if kind == "phone":
-                ts = rec.record_trajectory(phone_app(name, seed), explore, cfg.phone_steps, seed, eid)
-            elif kind == "miniwob":
-                # as a build does: the solver on every other episode of a solved task
-                solve = name in SOLVED_TASKS and (seed - base) % 2 == 0
-                policy = solver_policy if solve else explore
-                ts = rec.record_trajectory(miniwob_app(name), policy, cfg.miniwob_steps, seed, eid)
-            else:
-                ts = rec.record_trajectory(third_party_app(name), explore, cfg.third_party_steps, seed, eid)
-            out += hold_out(ts)
-            log(f"id-test {eid}: {len(ts)} transitions")
-    return out
-
-
 def add_held_out(
     corpus: str | Path | None,
     out: str | Path,
     cfg: HeldOutConfig,
     log: Callable[[str], None] = print,
     compact: bool = True,
+    num_proc: int = 1,
+    shard=None,
 ):
-    """Record held-out episodes of `corpus`' training apps and save corpus + them at `out`.
+    """Record held-out episodes of `corpus`' training apps on `num_proc` processes and save
+    corpus + them at `out`. With `shard` (a parallel.Shard) only its block of the plan is
+    recorded and saved at `out` as a piece: the merged pieces hold the new episodes alone (their
+    apps pinned to train), to merge with the corpus (`wm corpus merge`). Returns None for a piece.
 
     Every chosen app must be in the corpus' train split, and no planned episode may already be
     there (same app, same seed): ValueError names it before anything is recorded. The corpus at
     `out` is replaced atomically (it may be `corpus` itself). Returns the saved DatasetDict."""
-    from render import Renderer
+    from datasets import concatenate_datasets
 
-    from .store import app_splits, corpus_transitions, load_corpus, save_corpus
+    from worldmodel.dataset import ID_TEST
+
+    from .episodes import as_units, record_rows
+    from .parallel import read_reports, remove_work, save_piece, stream_rows, work_folder
+    from .store import app_splits, load_corpus, save_rows
 
     check_config(cfg)
     dd = load_corpus(corpus)
     splits = app_splits(dd)
-    old = corpus_transitions(dd, skipped=[])
-    have = {(t.app, t.episode_id) for t in old}
-    for kind, name, seed in planned(cfg):
-        app = app_name(kind, name)
-        where = splits.get(app)
+    have = {(a, e) for ds in dd.values() for a, e in zip(ds["app"], ds["episode_id"])}
+    plan = held_out_plan(cfg)
+    for ep in plan:
+        where = splits.get(ep.app)
         if where != "train":
             raise ValueError(
-                f"{app} is {'not in the corpus' if where is None else f'a {where} app'}: "
+                f"{ep.app} is {'not in the corpus' if where is None else f'a {where} app'}: "
                 "id-test holds new episodes of training apps"
             )
-        if (app, episode_id(kind, name, seed)) in have:
-            raise ValueError(
-                f"{app} already has episode {episode_id(kind, name, seed)}: choose another --seed"
-            )
-    new = record_held_out(cfg, log)
-    if not new:
-        raise RuntimeError("no held-out transitions were recorded")
-    with Renderer() as r:
-        log(f"capture fidelity of the held-out episodes: {summarize(score_html_fidelity(new, r))}")
-    if compact:
-        from .compaction import compact_transitions
-
-        new = compact_transitions(new)
-    return save_corpus(old + new, out, splits)
+        if (ep.app, ep.episode_id) in have:
+            raise ValueError(f"{ep.app} already has episode {ep.episode_id}: choose another --seed")
+    work = work_folder(Path(out))
+    try:
+        units = shard.take(as_units(plan)) if shard else as_units(plan)
+        new = stream_rows(record_rows, units, num_proc, work, compact=compact)
+        if new is None:
+            raise RuntimeError("no held-out transitions were recorded")
+        scores = [r["html_ssim"] for r in read_reports(work)["rows"]]
+        log(f"capture fidelity of the held-out episodes: {summarize(scores)}")
+        if shard:
+            save_piece(new, Path(out), shard, {"pinned": {ep.app: "train" for ep in plan}})
+            log(f"wrote piece {shard} at {out}")
+            return None
+        old = [dd[s] for s in dd]
+        held, start = set(), 0
+        for s, ds in dd.items():  # the corpus' own id-test rows stay there
+            held |= set(range(start, start + len(ds))) if s == ID_TEST else set()
+            start += len(ds)
+        return save_rows(concatenate_datasets([*old, new]), out, splits, held=held)
+    finally:
+        remove_work(work)
 
 
 def build_held_out_config(build_cfg) -> HeldOutConfig:

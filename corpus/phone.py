@@ -29,6 +29,8 @@ from PIL import Image
 
 from worldmodel.types import Action, Screen, Transition
 
+from .parallel import report_unit
+
 UNKNOWN_LICENCE = "unknown: the source states none (give one with --licence)"
 # What a kept screen must reach against its screenshot. A screen's translation is judged on its
 # own; the corpus' mean is well above these (benchmarks/RESULTS.md, eleventh round).
@@ -46,16 +48,21 @@ class ImportReport:
     seconds: float = 0.0
     screen_scores: dict = field(default_factory=dict)  # id(screen) -> ScreenRevision
     rows: list[dict] = field(default_factory=list)  # one per screen: app, scores, document size
+    streamed: int | None = None  # transitions kept and streamed to disk (then `kept` stays empty)
+
+    @property
+    def kept_count(self) -> int:
+        return len(self.kept) if self.streamed is None else self.streamed
 
     @property
     def transitions(self) -> int:
-        return len(self.kept) + sum(self.dropped.values())
+        return self.kept_count + sum(self.dropped.values())
 
     def summary(self) -> str:
         rate = self.screens / self.seconds if self.seconds else float("nan")
         why = "; ".join(f"{n} {r}" for r, n in self.dropped.most_common(5))
         return (
-            f"kept {len(self.kept)} of {self.transitions} transitions"
+            f"kept {self.kept_count} of {self.transitions} transitions"
             + (f", dropped {sum(self.dropped.values())} ({why})" if self.dropped else ", dropped 0")
             + f", skipped {len(self.skipped)} bad records; {self.screens} screens in {self.seconds:.1f}s "
             f"({rate:.2f} screens/s)"
@@ -212,31 +219,33 @@ def import_android_episodes(
     id_test_share: float = 0.0,
     progress: bool = True,
     renderer=None,
+    num_proc: int = 1,
+    shard=None,
 ) -> ImportReport:
-    """AndroidControl episodes (TFRecord) to a corpus at `out` (when given, and anything was kept)."""
-    from .android import import_android
+    """AndroidControl episodes (a TFRecord file, a folder of shards or a glob) to a corpus.
 
-    path = Path(path)
+    With `out`, rows are streamed to disk by `num_proc` processes (corpus/parallel.py; each its
+    own Chromium; the same corpus for any number), split by app (`id_test_share`: that share of
+    each training app's episodes held out as id-test) and saved there; with `shard` (a
+    parallel.Shard) only that block of the episodes, saved as a piece for `wm corpus merge`.
+    Without `out`, the kept transitions come back in `ImportReport.kept`, in this process."""
+    from .android import android_episode_units, import_android
+
+    lic = licence or source_licence(Path(path)) or UNKNOWN_LICENCE
+    units = android_episode_units(path)
+    opts = dict(scale=scale, floor=floor, max_off=max_off, rounds=rounds, licence=lic)
+    if out is not None:
+        return _stream_import(_android_rows, units, out, num_proc, shard, id_test_share, opts)
     drafts: dict = {}
     rep = ImportReport()
-    lic = licence or source_licence(path) or UNKNOWN_LICENCE
     t0 = time.perf_counter()
-    trs = import_android(path, scale=scale, skipped=rep.skipped, drafts=drafts)
-    revise_transitions(
-        trs, drafts, floor, max_off, rounds, licence=lic, progress=progress, renderer=renderer, report=rep
-    )
+    for f in sorted({u[0] for u in units}):
+        trs = import_android(f, scale=scale, skipped=rep.skipped, drafts=drafts)
+        revise_transitions(
+            trs, drafts, floor, max_off, rounds, licence=lic, progress=progress, renderer=renderer, report=rep
+        )
     rep.seconds = time.perf_counter() - t0
-    _save(rep, out, id_test_share)
     return rep
-
-
-def _save(rep: ImportReport, out, id_test_share: float = 0.0) -> None:
-    """Save what was kept at `out`, apps split whole; with `id_test_share`, that share of each
-    training app's episodes held out as id-test (corpus/store.py `hold_out_share`)."""
-    if out is not None and rep.kept:
-        from .store import save_corpus
-
-        save_corpus(rep.kept, out, id_test_share=id_test_share)
 
 
 # ---- DroidBot --------------------------------------------------------------------------------
@@ -354,10 +363,12 @@ def read_droidbot(
     drop: Counter,
     drafts: dict | None = None,
     app: str | None = None,
+    steps: range | None = None,
 ) -> Iterator[Transition]:
     """Transitions from a DroidBot output folder: each usable event joined (by `state_str`) to
     the screens before and after it. What cannot be used is counted in `drop` by reason; a
-    state that cannot be read is named in `skipped`."""
+    state that cannot be read is named in `skipped`. `steps`: only the events at these positions
+    (a pipeline's share; states are counted in `drop` only by the share that starts at 0)."""
     from .translate import translate
 
     folder = Path(folder)
@@ -369,11 +380,13 @@ def read_droidbot(
         try:
             st = json.loads(p.read_text())
         except ValueError as e:
-            skipped.append(f"{p.name}: not JSON ({e})")
+            if steps is None or steps.start == 0:
+                skipped.append(f"{p.name}: not JSON ({e})")
             continue
         img = _find_image(st_dir, p.stem[len("state_") :])
         if img is None or not st.get("state_str"):
-            drop["states without a screenshot"] += 1
+            if steps is None or steps.start == 0:
+                drop["states without a screenshot"] += 1
             continue
         states.setdefault(st["state_str"], (st, img))
     if app is None:
@@ -409,6 +422,8 @@ def read_droidbot(
 
     episode = folder.name
     for step, p in enumerate(sorted(ev_dir.glob("event_*.json"))):
+        if steps is not None and step not in steps:
+            continue
         try:
             rec = json.loads(p.read_text())
             ev = rec["event"]
@@ -447,13 +462,22 @@ def import_droidbot(
     id_test_share: float = 0.0,
     progress: bool = True,
     renderer=None,
+    num_proc: int = 1,
+    shard=None,
 ) -> ImportReport:
-    """A DroidBot output folder to a corpus at `out` (when given, and anything was kept)."""
+    """A DroidBot output folder to a corpus at `out`, streamed, parallel and sharded as
+    `import_android_episodes` is (its run cut into stretches of DROIDBOT_CHUNK events); without
+    `out`, the kept transitions come back in `ImportReport.kept`."""
     folder = Path(folder)
+    lic = licence or source_licence(folder) or UNKNOWN_LICENCE
+    if out is not None:
+        opts = dict(app=app, floor=floor, max_off=max_off, rounds=rounds, licence=lic)
+        return _stream_import(
+            _droidbot_rows, droidbot_units(folder), out, num_proc, shard, id_test_share, opts
+        )
     drafts: dict = {}
     rep = ImportReport()
     drop: Counter = Counter()
-    lic = licence or source_licence(folder) or UNKNOWN_LICENCE
     t0 = time.perf_counter()
     trs = read_droidbot(folder, rep.skipped, drop, drafts, app)
     revise_transitions(
@@ -461,5 +485,118 @@ def import_droidbot(
     )
     rep.dropped.update({f"{k} (not usable)": v for k, v in drop.items()})
     rep.seconds = time.perf_counter() - t0
-    _save(rep, out, id_test_share)
+    return rep
+
+
+# ---- streamed, parallel and sharded (corpus/parallel.py) -------------------------------------
+
+DROIDBOT_CHUNK = 40  # events of a DroidBot run per unit of work (translated and revised on its own)
+
+
+def droidbot_units(folder: Path) -> list[tuple[str, int, int]]:
+    """A DroidBot run's events in stretches of DROIDBOT_CHUNK: (folder, first, end) each."""
+    n = len(list((folder / "events").glob("event_*.json")))
+    return [(str(folder), a, min(n, a + DROIDBOT_CHUNK)) for a in range(0, n, DROIDBOT_CHUNK)]
+
+
+def _android_rows(units, work, scale, floor, max_off, rounds, licence) -> Iterator[dict]:
+    """Corpus rows of AndroidControl episodes (units: (file, position)), one episode at a time."""
+    from itertools import groupby
+
+    from render import Renderer
+
+    from .android import import_android
+
+    work = Path(work)
+    with Renderer(pool_size=2) as r:
+        for file, block in groupby(units, key=lambda u: u[0]):
+            skipped: list[str] = []
+            drafts: dict = {}
+            trs = import_android(file, scale, skipped, drafts, episodes={k for _, k in block})
+            for eid, episode in groupby(trs, key=lambda t: t.episode_id):
+                key = f"{Path(file).name}-{eid}"
+                yield from _unit_rows(
+                    list(episode), drafts, skipped, key, work, r, (floor, max_off, rounds, licence)
+                )
+            if skipped:  # episodes with nothing left to revise still report what was wrong
+                report_unit(work, f"{Path(file).name}-skipped", _unit_report(ImportReport(skipped=skipped)))
+
+
+def _droidbot_rows(units, work, app, floor, max_off, rounds, licence) -> Iterator[dict]:
+    """Corpus rows of stretches of DroidBot runs (units: (folder, first event, end))."""
+    from render import Renderer
+
+    work = Path(work)
+    with Renderer(pool_size=2) as r:
+        for folder, a, b in units:
+            skipped: list[str] = []
+            drop: Counter = Counter()
+            drafts: dict = {}
+            trs = list(read_droidbot(folder, skipped, drop, drafts, app, steps=range(a, b)))
+            unusable = {f"{k} (not usable)": v for k, v in drop.items()}
+            key = f"{Path(folder).name}-{a:08d}"
+            yield from _unit_rows(
+                trs, drafts, skipped, key, work, r, (floor, max_off, rounds, licence), unusable
+            )
+
+
+def _unit_rows(trs, drafts, skipped, key, work, renderer, revision, unusable=None) -> Iterator[dict]:
+    """Revise one unit's transitions, report it, write its assets, and yield its kept rows."""
+    from render.assets import STORE, names_in
+    from worldmodel.dataset import to_row
+
+    floor, max_off, rounds, licence = revision
+    rep = ImportReport(skipped=list(skipped))
+    skipped.clear()
+    revise_transitions(
+        trs, drafts, floor, max_off, rounds, renderer=renderer, licence=licence, progress=False, report=rep
+    )
+    rep.dropped.update(unusable or {})
+    report_unit(work, key, _unit_report(rep))
+    STORE.write(
+        {n for t in rep.kept for s in (t.screen, t.next_screen) for n in names_in(s.html)}, work / "assets"
+    )
+    for t in rep.kept:
+        yield to_row(t)
+
+
+def _unit_report(rep: ImportReport) -> dict:
+    return {
+        "kept": len(rep.kept),
+        "dropped": dict(rep.dropped),
+        "skipped": rep.skipped,
+        "screens": rep.screens,
+        "rows": rep.rows,
+    }
+
+
+def _stream_import(make_rows, units, out, num_proc, shard, id_test_share, opts) -> ImportReport:
+    """Run `make_rows` over `units` (this shard's block) on `num_proc` processes and save the
+    rows at `out`: a corpus, or with `shard` a piece. Returns the summed report."""
+    from render.assets import STORE
+
+    from .parallel import read_reports, remove_work, save_piece, stream_rows, work_folder
+    from .store import save_rows
+
+    t0 = time.perf_counter()
+    out = Path(out)
+    units = shard.take(units) if shard is not None else units
+    work = work_folder(out)
+    try:
+        ds = stream_rows(make_rows, units, num_proc, work, **opts)
+        tot = read_reports(work)
+        STORE.add_folder(work / "assets")
+        if ds is not None and len(ds):
+            if shard is not None:
+                save_piece(ds, out, shard, {"id_test_share": id_test_share})
+            else:
+                save_rows(ds, out, id_test_share=id_test_share)
+        del ds
+    finally:
+        remove_work(work)
+    rep = ImportReport(
+        dropped=tot["dropped"], skipped=tot["skipped"], screens=tot["screens"], rows=tot["rows"]
+    )
+    rep.streamed = tot["kept"]
+    rep.seconds = time.perf_counter() - t0
     return rep

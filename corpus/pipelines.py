@@ -10,10 +10,9 @@ running raises what failed (RuntimeError, RenderError, OSError).
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from worldmodel.dataset import CorpusError
@@ -46,15 +45,24 @@ def _load(path, argument: str):
 
 
 def build_corpus(
-    out, cfg: BuildConfig | None = None, compact: bool = True, id_test: bool = True, log: Log = print
+    out,
+    cfg: BuildConfig | None = None,
+    compact: bool = True,
+    id_test: bool = True,
+    log: Log = print,
+    num_proc: int = 1,
+    shard: str | None = None,
 ):
     """Record the bundled apps live in Chromium (`cfg` says which and how much) and save a
     train/validation/test corpus split by app at `out`, with (`id_test`) an id-test split: new
-    episodes (other seeds) of the in-app apps it trains on. Returns the saved DatasetDict."""
-    from render import Renderer
-
-    from .build import DEFAULT_PINNED, record_corpus, score_html_fidelity, summarize
-    from .store import save_corpus
+    episodes (other seeds) of the in-app apps it trains on. The episode plan
+    (corpus/episodes.py) is recorded on `num_proc` processes, rows streamed to disk; `shard`
+    "I/N" records this machine's block of it as a piece (`merge_corpora` joins them). Returns
+    the saved DatasetDict (None for a piece)."""
+    from .build import DEFAULT_PINNED, summarize
+    from .episodes import as_units, build_plan, record_rows
+    from .parallel import read_reports, remove_work, save_piece, stream_rows, work_folder
+    from .store import save_rows
     from .third_party import third_party_app
 
     cfg = cfg or BuildConfig()
@@ -63,20 +71,29 @@ def build_corpus(
             third_party_app(name)
         except ValueError as e:
             raise ArgumentError("third_party", str(e)) from None
-    transitions = record_corpus(cfg, log=log)
+    plan = build_plan(cfg)
     if id_test:
-        from .heldout import build_held_out_config, record_held_out
+        from .episodes import held_out_plan
+        from .heldout import build_held_out_config
 
-        transitions += record_held_out(build_held_out_config(cfg), log=log)
-    with Renderer() as r:
-        scores = score_html_fidelity(transitions, r)
-    log(f"ground-truth HTML fidelity: {summarize(scores)}")
-    if compact:
-        from .compaction import compact_transitions
-
-        transitions = compact_transitions(transitions)
-    pinned = {a: s for a, s in DEFAULT_PINNED.items() if a in {t.app for t in transitions}}
-    dd = save_corpus(transitions, out, pinned=pinned)
+        plan += held_out_plan(build_held_out_config(cfg))
+    piece = _shard(shard, num_proc)
+    units = piece.take(as_units(plan)) if piece else as_units(plan)
+    work = work_folder(Path(out))
+    try:
+        ds = stream_rows(record_rows, units, num_proc, work, compact=compact)
+        if ds is None:
+            raise ArgumentError("cfg", "the plan recorded no transitions")
+        log(f"recorded {len(ds)} transitions in {len(units)} episodes")
+        log(f"ground-truth HTML fidelity: {summarize([r['html_ssim'] for r in read_reports(work)['rows']])}")
+        if piece:
+            save_piece(ds, Path(out), piece, {"pinned": DEFAULT_PINNED})
+            log(f"wrote piece {piece} at {out}")
+            return None
+        pinned = {a: sp for a, sp in DEFAULT_PINNED.items() if a in set(ds.unique("app"))}
+        dd = save_rows(ds, out, pinned=pinned)
+    finally:
+        remove_work(work)
     log(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
     return dd
 
@@ -123,21 +140,25 @@ def record_app(
     held_out: int = 0,
     log: Log = print,
     warn: Log = _stderr,
-    progress: Callable[[range, str], contextlib.AbstractContextManager[Iterable[int]]] | None = None,
+    num_proc: int = 1,
+    shard: str | None = None,
 ):
     """Record any web app in Chromium (a local folder served under a fake origin, or a dev server
     on loopback) and save it at `out` (added to the corpus there with `append`). A crashing
     episode is reported through `warn` and the others are kept. Returns the saved DatasetDict.
     `held_out`: the last N episodes go to the id-test split (the app trains; those episodes are
-    unseen). `progress(range(episodes), app_name)`: a context manager yielding the episodes (a bar)."""
-    from render import Renderer
+    unseen). Episodes are recorded on `num_proc` processes, rows streamed to disk; `shard` "I/N"
+    records this machine's block of them as a piece (None is returned)."""
+    from datasets import concatenate_datasets
 
     from .apps import folder_app, parse_viewport, url_app
-    from .build import score_html_fidelity, summarize
-    from .recorder import CAPTURES, Recorder
-    from .store import SPLITS, app_splits, corpus_transitions, hold_out, save_corpus
+    from .build import summarize
+    from .parallel import read_reports, remove_work, save_piece, stream_rows, work_folder
+    from .recorder import CAPTURES
+    from .store import SPLITS, app_splits, save_rows
 
     out = Path(out)
+    piece = _shard(shard, num_proc)
     if capture not in CAPTURES:
         raise ArgumentError("capture", f"{capture!r} is not one of {', '.join(CAPTURES)}")
     if split != "auto" and split not in SPLITS:
@@ -159,12 +180,10 @@ def record_app(
         )
     except ValueError as e:
         raise ArgumentError("target", str(e)) from None
-    act = load_policy(policy)
-    old, pinned = [], {}
+    old, pinned = None, {}
     if append and (out.exists() or out.is_symlink()):
-        dd = _load(out, "out")
-        old = corpus_transitions(dd, skipped=[])
-        pinned = app_splits(dd)
+        old = _load(out, "out")
+        pinned = app_splits(old)
     if split != "auto":
         pinned[spec.name] = split
     if held_out:
@@ -174,47 +193,99 @@ def record_app(
                 f"{spec.name} is a {pinned[spec.name]} app in {out}: held-out episodes are of a training app",
             )
         pinned[spec.name] = "train"
-    new, failed = [], []
-    bar = progress or (lambda r, _name: contextlib.nullcontext(r))
-    with Recorder(capture=capture, loopback=loopback) as rec:
-        with bar(range(episodes), spec.name) as eps:
-            for e in eps:
-                eid = f"{spec.name}-{seed}-{e}"
-                try:
-                    got = rec.record_trajectory(spec, act, steps, seed * 1000 + e, eid)
-                    new += hold_out(got) if e >= episodes - held_out else got
-                except Exception as err:  # noqa: BLE001 - one broken episode must not lose the others
-                    failed.append(
-                        f"episode {eid}: {type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
-                    )
-    for f in failed:
-        warn(f"failed: {f}")
-    if not new:
-        raise RuntimeError(f"no transitions recorded from {target} ({len(failed)} episodes failed)")
-    with Renderer() as r:
-        scores = score_html_fidelity(new, r)
-    log(f"capture fidelity of {spec.name}: {summarize(scores)}")
-    if compact:
-        from .compaction import compact_transitions
-
-        new = compact_transitions(new)
-    if split == "auto" and not (set(pinned) - {spec.name}):
-        pinned[spec.name] = "train"  # a corpus of one app: it is the training data
-    dd = save_corpus(old + new, out, pinned=pinned)
-    log(
-        f"recorded {len(new)} transitions in {episodes - len(failed)}/{episodes} episodes; "
-        f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items())
-    )
+    load_policy(policy)  # a bad policy is named before any browser starts
+    units = [(e, e >= episodes - held_out) for e in range(episodes)]
+    units = piece.take(units) if piece else units
+    work = work_folder(out)
+    try:
+        gen = dict(spec=spec, capture=capture, loopback=loopback, policy=policy, steps=steps, seed=seed)
+        new = stream_rows(_record_app_rows, units, num_proc, work, compact=compact, **gen)
+        tot = read_reports(work)
+        for f in tot["skipped"]:
+            warn(f"failed: {f}")
+        if new is None:
+            raise RuntimeError(
+                f"no transitions recorded from {target} ({len(tot['skipped'])} episodes failed)"
+            )
+        log(f"capture fidelity of {spec.name}: {summarize([r['html_ssim'] for r in tot['rows']])}")
+        done = f"recorded {len(new)} transitions in {len(units) - len(tot['skipped'])}/{len(units)} episodes"
+        if piece:
+            save_piece(new, out, piece, {"pinned": {spec.name: pinned.get(spec.name, "train")}})
+            log(f"{done}; wrote piece {piece} at {out}")
+            return None
+        if split == "auto" and not (set(pinned) - {spec.name}):
+            pinned[spec.name] = "train"  # a corpus of one app: it is the training data
+        rows = concatenate_datasets([*(old[s] for s in old), new]) if old else new
+        held = _id_test_rows(old)
+        dd = save_rows(rows, out, pinned=pinned, held=held)
+    finally:
+        remove_work(work)
+    log(f"{done}; wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
     return dd
+
+
+def _id_test_rows(dd) -> set[int]:
+    """Positions of a corpus' id-test rows when its splits are laid end to end."""
+    from .store import ID_TEST
+
+    held, start = set(), 0
+    for s, ds in (dd or {}).items():
+        if s == ID_TEST:
+            held |= set(range(start, start + len(ds)))
+        start += len(ds)
+    return held
+
+
+def _record_app_rows(units, work, spec, capture, loopback, policy, steps, seed, compact) -> Iterator[dict]:
+    """Rows of `record_app`'s episodes (units: (episode, held out)), each recorded, scored for
+    capture fidelity and compacted; a crashing episode is reported in `work` and skipped."""
+    from render import Renderer
+    from worldmodel.dataset import to_row
+
+    from .build import score_html_fidelity
+    from .compaction import compact_transitions
+    from .parallel import report_unit
+    from .recorder import Recorder
+    from .store import hold_out
+
+    act = load_policy(policy)
+    with Recorder(capture=capture, loopback=loopback) as rec, Renderer(cache_size=0) as r:
+        for e, held in units:
+            eid = f"{spec.name}-{seed}-{e}"
+            report = {"kept": 0, "dropped": {}, "skipped": [], "screens": 0, "rows": []}
+            try:
+                ts = rec.record_trajectory(spec, act, steps, seed * 1000 + e, eid)
+            except Exception as err:  # noqa: BLE001 - one broken episode must not lose the others
+                first = str(err).splitlines()[0][:200] if str(err) else ""
+                report["skipped"].append(f"episode {eid}: {type(err).__name__}: {first}")
+                report_unit(Path(work), f"{e:08d}", report)
+                continue
+            ts = hold_out(ts) if held else ts
+            report["rows"] = [{"html_ssim": x} for x in score_html_fidelity(ts, r)]
+            report["kept"] = len(ts)
+            report_unit(Path(work), f"{e:08d}", report)
+            yield from (to_row(t) for t in (compact_transitions(ts, renderer=r) if compact else ts))
+
+
+def _shard(text: str | None, num_proc: int = 1):
+    """A `--shard I/N` as a parallel.Shard (None: the whole job), or an ArgumentError naming it."""
+    from .parallel import Shard
+
+    if num_proc < 1:
+        raise ArgumentError("num_proc", f"{num_proc} is not >= 1")
+    try:
+        return Shard.parse(text) if text else None
+    except ValueError as e:
+        raise ArgumentError("shard", str(e)) from None
 
 
 def _phone_report(rep, out, log: Log, warn: Log) -> int:
     for msg in rep.skipped[:20]:
         warn(f"skipped a bad record: {msg}")
     log(rep.summary())
-    if rep.kept:
+    if rep.kept_count:
         log(f"wrote {out}")
-    return len(rep.kept)
+    return rep.kept_count
 
 
 def import_android_corpus(
@@ -229,23 +300,46 @@ def import_android_corpus(
     log: Log = print,
     warn: Log = _stderr,
     id_test_share: float = 0.0,
+    num_proc: int = 1,
+    shard: str | None = None,
 ) -> int:
-    """Translate AndroidControl episodes (a TFRecord file) to HTML that looks like their
+    """Translate AndroidControl episodes (a TFRecord file, a folder of shards or a glob) to HTML that looks like their
     screenshots and save the screens that reach blurred SSIM `floor` with at most `max_off`
     of their pixels off at `out`. `coder` 'rules': corpus/phone.py's translation with per-region
     revision from the screenshot; a model spec: that model rewrites each draft as a whole
     document until its render reaches SSIM `floor`. `id_test_share` holds that share of each
-    training app's episodes out as id-test (in-app figures). Returns how many were kept."""
-    path = Path(path)
-    if not path.is_file():
-        raise ArgumentError("path", f"{path}: no such file")
+    training app's episodes out as id-test (in-app figures). `num_proc` processes share the
+    work; `shard` "I/N" does this machine's block and saves a piece (`merge_corpora` joins them).
+    Returns how many were kept."""
+    from .android import tfrecord_files
+
+    try:
+        files = tfrecord_files(path)
+    except FileNotFoundError as e:
+        raise ArgumentError("path", str(e)) from None
     if coder == "rules":
         from .phone import import_android_episodes
 
         rep = import_android_episodes(
-            path, out, floor, max_off, rounds, licence, scale, id_test_share=id_test_share
+            path,
+            out,
+            floor,
+            max_off,
+            rounds,
+            licence,
+            scale,
+            id_test_share=id_test_share,
+            num_proc=num_proc,
+            shard=_shard(shard, num_proc),
         )
         return _phone_report(rep, out, log, warn)
+    if num_proc != 1 or shard:
+        raise ArgumentError(
+            "coder", "a model coder runs in one process, unsharded: leave --num-proc and --shard"
+        )
+    if len(files) != 1:
+        raise ArgumentError("path", "a model coder reads one TFRecord file, not a folder of shards")
+    path = files[0]
     from render import Renderer
     from worldmodel.spec import SpecError, parse_spec
 
@@ -299,6 +393,8 @@ def import_droidbot_corpus(
     log: Log = print,
     warn: Log = _stderr,
     id_test_share: float = 0.0,
+    num_proc: int = 1,
+    shard: str | None = None,
 ) -> int:
     """Import a DroidBot exploration (events/, states/, utg.js): events joined to their screens,
     translated, revised, and the screens that reach the floor saved at `out` (with
@@ -309,7 +405,18 @@ def import_droidbot_corpus(
     folder = Path(folder)
     if not (folder / "events").is_dir() or not (folder / "states").is_dir():
         raise ArgumentError("folder", f"{folder} is not a DroidBot output folder (no events/ and states/)")
-    rep = import_droidbot(folder, out, floor, max_off, rounds, licence, app, id_test_share=id_test_share)
+    rep = import_droidbot(
+        folder,
+        out,
+        floor,
+        max_off,
+        rounds,
+        licence,
+        app,
+        id_test_share=id_test_share,
+        num_proc=num_proc,
+        shard=_shard(shard, num_proc),
+    )
     return _phone_report(rep, out, log, warn)
 
 
@@ -359,8 +466,23 @@ def merge_corpora(
     sources: Sequence, out, pinned: dict[str, str] | None = None, log: Log = print, warn: Log = _stderr
 ):
     """Join corpora recorded in pieces into one at `out`, each app keeping its split (or the one
-    `pinned` gives it: {app: split}). Returns the saved DatasetDict."""
+    `pinned` gives it: {app: split}). The N pieces of one sharded run (`--shard I/N`) are joined
+    in order and split as the unsharded run would have split them. Returns the saved DatasetDict."""
+    from .parallel import merge_pieces, read_piece
     from .store import SPLITS, app_splits, corpus_transitions, save_corpus
+
+    pieces = [read_piece(Path(src)) for src in sources]
+    if any(pieces):
+        if not all(pieces) or pinned:
+            raise ArgumentError(
+                "sources", "pieces of a sharded run merge with each other only, without --split"
+            )
+        try:
+            dd, _ = merge_pieces([Path(src) for src in sources], Path(out))
+        except ValueError as e:
+            raise ArgumentError("sources", str(e)) from None
+        log(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
+        return dd
 
     pinned = dict(pinned or {})
     for app, where in pinned.items():
@@ -388,34 +510,64 @@ def merge_corpora(
     return dd
 
 
-def compact_corpus(path, out, log: Log = print, warn: Log = _stderr) -> tuple[float, float]:
+COMPACT_ROWS = 64  # rows per unit of `compact_corpus`'s work
+
+
+def compact_corpus(
+    path, out, log: Log = print, warn: Log = _stderr, num_proc: int = 1, shard: str | None = None
+) -> tuple[float, float]:
     """Shorten every screen's HTML where its render stays pixel-identical (render/compact.py) and
-    save the result at `out`. Returns the mean next-screen HTML length before and after."""
-    from .compaction import compact_transitions
-    from .store import app_splits, corpus_transitions, save_corpus
+    save the result at `out`, on `num_proc` processes (`shard` "I/N": this machine's block of the
+    rows, saved as a piece). Returns the mean next-screen HTML length before and after."""
+    from .compaction import compact_rows
+    from .parallel import read_reports, remove_work, save_piece, stream_rows, work_folder
+    from .store import app_splits, save_rows
 
     dd = _load(path, "path")
-    skipped: list[str] = []
-    ts = corpus_transitions(dd, skipped)
-    splits = app_splits(dd)
-    new = compact_transitions(ts, lambda done, n: log(f"compacted {done}/{n} screens"))
-    before = sum(len(t.next_screen.html or "") for t in ts) / len(ts)
-    after = sum(len(t.next_screen.html or "") for t in new) / len(new)
-    save_corpus(new, out, splits)
+    piece = _shard(shard, num_proc)
+    units = [
+        (s, a, min(a + COMPACT_ROWS, len(ds)))
+        for s, ds in dd.items()
+        for a in range(0, len(ds), COMPACT_ROWS)
+    ]
+    units = piece.take(units) if piece else units
+    work = work_folder(Path(out))
+    try:
+        new = stream_rows(compact_rows, units, num_proc, work, path=None if path is None else str(path))
+        if new is None:
+            raise ArgumentError("path", "no transition could be read")
+        for s in read_reports(work)["skipped"]:
+            warn(f"skipped a bad record: {s}")
+        before = _mean_len(dd[s].select(range(a, b)) for s, a, b in units)
+        after = _mean_len([new])
+        if piece:
+            save_piece(new, Path(out), piece, {"pinned": app_splits(dd)})
+        else:
+            save_rows(new, out, app_splits(dd))
+    finally:
+        remove_work(work)
     log(f"wrote {out}: {len(new)} transitions; next-screen HTML {before:.0f} -> {after:.0f} chars on average")
-    for s in skipped:
-        warn(f"skipped a bad record: {s}")
     return before, after
 
 
-def add_id_test(path, out, cfg=None, log: Log = print):
+def _mean_len(parts) -> float:
+    n = total = 0
+    for ds in parts:
+        for batch in ds.select_columns(["next_html"]).iter(batch_size=512):
+            n += len(batch["next_html"])
+            total += sum(len(h or "") for h in batch["next_html"])
+    return total / max(1, n)
+
+
+def add_id_test(path, out, cfg=None, log: Log = print, num_proc: int = 1, shard: str | None = None):
     """Record new episodes (other seeds) of a corpus' training apps (`cfg`: a
     corpus.heldout.HeldOutConfig; None: its defaults) and save the corpus with them as its id-test
     split at `out` (which may be `path`). Returns the saved DatasetDict."""
     from .heldout import HeldOutConfig, add_held_out
 
     try:
-        return add_held_out(path, out, cfg or HeldOutConfig(), log=log)
+        piece = _shard(shard, num_proc)
+        return add_held_out(path, out, cfg or HeldOutConfig(), log=log, num_proc=num_proc, shard=piece)
     except CorpusError as e:
         raise ArgumentError("path", str(e)) from None
     except ValueError as e:

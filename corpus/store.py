@@ -15,6 +15,7 @@ Folders that dead processes left behind are cleaned on the next save.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import shutil
@@ -82,30 +83,37 @@ def hold_out(transitions: Iterable[Transition]) -> list[Transition]:
 def hold_out_share(transitions: Sequence[Transition], splits: dict[str, str], share: float) -> int:
     """Mark about `share` of each training app's recordings for the id-test split, so that an
     imported corpus (phone traces) can be scored in-app as the bundled one is; returns how many
-    transitions were marked. An app with several episodes gives whole episodes (chosen by a
+    transitions were marked (`held_out_rows` says which)."""
+    picked = held_out_rows([(t.app, t.episode_id, t.step) for t in transitions], splits, share)
+    hold_out(transitions[i] for i in sorted(picked))
+    return len(picked)
+
+
+def held_out_rows(keys: Sequence[tuple[str, str, int]], splits: dict[str, str], share: float) -> set[int]:
+    """Which of the rows `keys` ((app, episode, step) each) hold `share` of each training app's
+    recordings out for id-test. An app with several episodes gives whole episodes (chosen by a
     stable hash, at least one, and at least one kept for training). An app recorded as one long
     exploration (a DroidBot run) gives the last `share` of its steps: the app's screens seen
     earlier in the run are what a memory of it would hold."""
     if not 0.0 <= share < 1.0:
         raise ValueError(f"id-test share {share} is not in [0, 1)")
     if share == 0.0:
-        return 0
-    by_app: dict[str, dict[str, list[Transition]]] = {}
-    for t in transitions:
-        if splits.get(t.app) == "train":
-            by_app.setdefault(t.app, {}).setdefault(t.episode_id, []).append(t)
-    marked: list[Transition] = []
+        return set()
+    by_app: dict[str, dict[str, list[int]]] = {}
+    for i, (app, episode, _step) in enumerate(keys):
+        if splits.get(app) == "train":
+            by_app.setdefault(app, {}).setdefault(episode, []).append(i)
+    picked: set[int] = set()
     for app, episodes in by_app.items():
         if len(episodes) > 1:
             order = sorted(episodes, key=lambda e: hashlib.sha1(f"{app}/{e}".encode()).hexdigest())
             n = min(len(order) - 1, max(1, round(share * len(order))))
-            marked += [t for e in order[:n] for t in episodes[e]]
+            picked.update(i for e in order[:n] for i in episodes[e])
         else:
-            steps = sorted(next(iter(episodes.values())), key=lambda t: t.step)
-            n = min(len(steps) - 1, max(1, round(share * len(steps)))) if len(steps) > 1 else 0
-            marked += steps[len(steps) - n :] if n else []
-    hold_out(marked)
-    return len(marked)
+            rows = sorted(next(iter(episodes.values())), key=lambda i: keys[i][2])
+            n = min(len(rows) - 1, max(1, round(share * len(rows)))) if len(rows) > 1 else 0
+            picked.update(rows[len(rows) - n :] if n else [])
+    return picked
 
 
 def split_of(t: Transition, splits: dict[str, str]) -> str:
@@ -141,10 +149,7 @@ def save_corpus(
     """
     if not transitions:
         raise ValueError("no transitions to save")
-    apps = {t.app for t in transitions}
-    if not splits and id_test_share and len(apps) == 1:
-        splits = {next(iter(apps)): "train"}
-    splits = splits or assign_splits(apps, **split_kw)
+    splits = _splits_for({t.app for t in transitions}, splits, id_test_share, split_kw)
     hold_out_share(transitions, splits, id_test_share)
     missing = {t.app for t in transitions} - set(splits)
     if missing:
@@ -156,9 +161,70 @@ def save_corpus(
             f"{'is' if len(unseen) == 1 else 'are'} in {splits[unseen[0]]}"
         )
     dd = build_dataset(transitions, splits)
-    card = dataset_card(dd, transitions, splits)
     # the pixels the screens name (`asset:<hash>`) travel with the corpus, written before the swap
     assets = set().union(*(names_in(s.html) for t in transitions for s in (t.screen, t.next_screen)))
+    save_dataset_folder(dd, dataset_card(dd, splits), out_dir, assets, on_step)
+    return dd
+
+
+def _splits_for(
+    apps: set[str], splits: dict[str, str] | None, id_test_share: float, split_kw
+) -> dict[str, str]:
+    """The splits a save uses: the ones given, else whole apps by hash; a corpus of one app held
+    out in part trains on it rather than testing it whole."""
+    if not splits and id_test_share and len(apps) == 1:
+        return {next(iter(apps)): "train"}
+    return splits or assign_splits(apps, **split_kw)
+
+
+def save_rows(
+    ds,
+    out_dir: str | os.PathLike,
+    splits: dict[str, str] | None = None,
+    id_test_share: float = 0.0,
+    on_step: Callable[[str], None] | None = None,
+    held: set[int] | frozenset[int] = frozenset(),
+    **split_kw,
+):
+    """`save_corpus` for rows already on disk (a `datasets.Dataset` a pipeline streamed there,
+    corpus/parallel.py): split by app (and `id_test_share`) as `save_corpus` splits
+    transitions, written with its card and assets and swapped in atomically, without ever
+    holding the screenshots in memory. The rows' assets must be in the asset store (or a folder
+    registered with it). Rows in `held`, and rows whose meta marks them held out, go to id-test.
+    Returns the saved DatasetDict."""
+    from datasets import DatasetDict
+
+    if len(ds) == 0:
+        raise ValueError("no transitions to save")
+    cols = ds.select_columns(["app", "episode_id", "step", "meta"])[:]
+    splits = _splits_for(set(cols["app"]), splits, id_test_share, split_kw)
+    keys = list(zip(cols["app"], cols["episode_id"], cols["step"]))
+    held = held_out_rows(keys, splits, id_test_share) | set(held)
+    held |= {
+        i
+        for i, m in enumerate(cols["meta"])
+        if SPLIT_KEY in (m or "") and json.loads(m).get(SPLIT_KEY) == ID_TEST
+    }
+    names = [ID_TEST if i in held else splits[app] for i, (app, _, _) in enumerate(keys)]
+    dd = DatasetDict(
+        {s: ds.select([i for i, n in enumerate(names) if n == s]) for s in (*SPLITS, ID_TEST) if s in names}
+    )
+    save_dataset_folder(dd, dataset_card(dd, splits), out_dir, rows_assets(ds), on_step)
+    return dd
+
+
+def rows_assets(ds) -> set[str]:
+    """The asset names the HTML of rows on disk refers to, read in batches."""
+    names: set[str] = set()
+    for batch in ds.select_columns(["screen_html", "next_html"]).iter(batch_size=256):
+        for html in (*batch["screen_html"], *batch["next_html"]):
+            names |= names_in(html)
+    return names
+
+
+def save_dataset_folder(dd, card: str, out_dir, assets=(), on_step=None) -> None:
+    """Write `dd`, its card and its assets at `out_dir`, swapped in atomically (the old corpus
+    stays whole until the one rename)."""
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists() and not out.is_dir():
@@ -169,7 +235,6 @@ def save_corpus(
         _swap_real_folder(dd, card, out, step, assets)
     else:
         _swap_link(dd, card, out, step, assets)
-    return dd
 
 
 def _write(dd, card: str, folder: Path, assets=()) -> None:

@@ -46,7 +46,7 @@ def captured(monkeypatch):
     monkeypatch.setattr(
         corpus.pipelines,
         "build_corpus",
-        lambda out, cfg, compact, id_test, log: got.update(cfg=cfg, id_test=id_test),
+        lambda out, cfg, compact, id_test, log, num_proc=1, shard=None: got.update(cfg=cfg, id_test=id_test),
     )
     return got
 

@@ -632,8 +632,9 @@ def test_android_import_takes_the_app_from_the_package_and_the_licence_from_the_
     )
     w.close()
     rep = import_android_episodes(tmp_path / "ep.tfrecord", tmp_path / "c", renderer=renderer, progress=False)
-    assert [t.app for t in rep.kept] == ["org.example.notes"], rep.summary()
-    assert "translation_notes" not in rep.kept[0].meta  # the recorded size is the screenshot's
+    kept = [r for s in load_corpus(tmp_path / "c").values() for r in s]
+    assert rep.kept_count == 1 and [r["app"] for r in kept] == ["org.example.notes"], rep.summary()
+    assert "translation_notes" not in json.loads(kept[0]["meta"])  # the recorded size is the screenshot's
     card = (tmp_path / "c" / "README.md").read_text()
     assert "AndroidControl" not in card and "unknown" in card
     (tmp_path / "LICENSE").write_text("CC-BY-4.0\n")

@@ -7,7 +7,6 @@ Each command parses its arguments and calls its pipeline in corpus/pipelines.py,
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import typer
@@ -34,6 +33,15 @@ def _call(fn, hints: dict[str, str], *args, **kwargs):
         raise typer.BadParameter(str(e), param_hint=hints.get(e.argument)) from None
 
 
+# How a pipeline spreads its work: processes here, and machines (pieces joined by `wm corpus merge`).
+_NUM_PROC = typer.Option(
+    1, min=1, help="processes, each with its own Chromium (the same corpus for any number)"
+)
+_SHARD = typer.Option(
+    None, help="I/N: this machine's block of the work, saved as a piece; join all N with `wm corpus merge`"
+)
+
+
 @app.command("build")
 @with_config(BuildConfig)
 def build(
@@ -49,6 +57,11 @@ def build(
         "--id-test/--no-id-test",
         help="also hold out new episodes of the in-app apps this build trains on, as the id-test split",
     ),
+    num_proc: int = _NUM_PROC,
+    shard: str = typer.Option(
+        None,
+        help="I/N: record this machine's block of the episodes as a piece; join all N with `wm corpus merge`",
+    ),
 ) -> None:
     """Record real web apps in Chromium and save a train/validation/test corpus split by app
     (and an id-test split: new episodes of training apps)."""
@@ -56,12 +69,14 @@ def build(
 
     _call(
         build_corpus,
-        {"third_party": "--third-party"},
+        {"third_party": "--third-party", "shard": "--shard", "num_proc": "--num-proc"},
         out,
         BuildConfig(**config),
         compact,
         id_test=id_test,
         log=typer.echo,
+        num_proc=num_proc,
+        shard=shard,
     )
 
 
@@ -100,12 +115,15 @@ def record(
         min=0,
         help="the last N episodes go to the id-test split (the app trains; its held-out episodes are unseen)",
     ),
+    num_proc: int = _NUM_PROC,
+    shard: str = _SHARD,
 ) -> None:
     """Record any web app in Chromium: a local folder (served under a fake origin) or a dev server on loopback."""
     from corpus.pipelines import record_app
 
-    hints = {a: f"--{a}" for a in ("capture", "split", "viewport", "policy", "out")} | {
-        "held_out": "--hold-out"
+    hints = {a: f"--{a}" for a in ("capture", "split", "viewport", "policy", "out", "shard")} | {
+        "held_out": "--hold-out",
+        "num_proc": "--num-proc",
     }
     _call(
         record_app,
@@ -129,7 +147,8 @@ def record(
         held_out=held_out,
         log=typer.echo,
         warn=_err,
-        progress=lambda r, app: typer.progressbar(r, label=f"recording {app}", file=sys.stderr),
+        num_proc=num_proc,
+        shard=shard,
     )
 
 
@@ -153,7 +172,7 @@ _ID_TEST_SHARE = typer.Option(
 
 @app.command("import-android")
 def import_android_cmd(
-    path: Path = typer.Argument(..., help="AndroidControl TFRecord file"),
+    path: Path = typer.Argument(..., help="AndroidControl TFRecord file, a folder of shards, or a glob"),
     out: Path = typer.Option(..., "-o", "--out", file_okay=False),
     floor: float = _FLOOR,
     max_off: float = _MAX_OFF,
@@ -164,13 +183,15 @@ def import_android_cmd(
         "rules", help="reviser: 'rules' (per-region fixes from the screenshot) or a model spec"
     ),
     id_test_share: float = _ID_TEST_SHARE,
+    num_proc: int = _NUM_PROC,
+    shard: str = _SHARD,
 ) -> None:
     """Translate AndroidControl episodes to HTML, revise with visual feedback, save the survivors."""
     from corpus.pipelines import import_android_corpus
 
     _call(
         import_android_corpus,
-        {"path": "PATH", "coder": "--coder"},
+        {"path": "PATH", "coder": "--coder", "shard": "--shard", "num_proc": "--num-proc"},
         path,
         out,
         floor=floor,
@@ -180,6 +201,8 @@ def import_android_cmd(
         max_off=max_off,
         licence=licence,
         id_test_share=id_test_share,
+        num_proc=num_proc,
+        shard=shard,
         log=typer.echo,
         warn=_err,
     )
@@ -195,13 +218,15 @@ def import_droidbot_cmd(
     licence: str = _LICENCE,
     app_name: str = typer.Option(None, "--app", help="app name (default: the states' commonest package)"),
     id_test_share: float = _ID_TEST_SHARE,
+    num_proc: int = _NUM_PROC,
+    shard: str = _SHARD,
 ) -> None:
     """Import a DroidBot exploration: events joined to their screens, translated, revised, saved."""
     from corpus.pipelines import import_droidbot_corpus
 
     _call(
         import_droidbot_corpus,
-        {"folder": "FOLDER"},
+        {"folder": "FOLDER", "shard": "--shard", "num_proc": "--num-proc"},
         folder,
         out,
         floor=floor,
@@ -210,6 +235,8 @@ def import_droidbot_cmd(
         licence=licence,
         app=app_name,
         id_test_share=id_test_share,
+        num_proc=num_proc,
+        shard=shard,
         log=typer.echo,
         warn=_err,
     )
@@ -262,11 +289,14 @@ def merge_cmd(
 def compact_cmd(
     path: Path = typer.Argument(None, help="corpus folder (default: the bundled corpus)"),
     out: Path = typer.Option(..., "-o", "--out", file_okay=False, help="where the compacted corpus goes"),
+    num_proc: int = _NUM_PROC,
+    shard: str = _SHARD,
 ) -> None:
     """Shorten every screen's HTML where its render stays pixel-identical (render/compact.py)."""
     from corpus.pipelines import compact_corpus
 
-    _call(compact_corpus, {"path": "PATH"}, path, out, log=typer.echo, warn=_err)
+    hints = {"path": "PATH", "shard": "--shard", "num_proc": "--num-proc"}
+    _call(compact_corpus, hints, path, out, log=typer.echo, warn=_err, num_proc=num_proc, shard=shard)
 
 
 @app.command("add-id-test")
@@ -289,6 +319,11 @@ def add_id_test_cmd(
     third_party_episodes: int = typer.Option(3, min=0),
     third_party_steps: int = typer.Option(5, min=1),
     seed: int = typer.Option(0, help="held-out seeds are SEED*1000+500+e, never a build's own"),
+    num_proc: int = _NUM_PROC,
+    shard: str = typer.Option(
+        None,
+        help="I/N: record this machine's block as a piece (merge the pieces, then merge with the corpus)",
+    ),
 ) -> None:
     """Record new episodes (other seeds) of a corpus' training apps as its id-test split."""
     from corpus.heldout import HeldOutConfig
@@ -310,5 +345,7 @@ def add_id_test_cmd(
         third_party_steps,
         seed,
     )
-    dd = _call(add_id_test, {"path": "PATH"}, path, out, cfg, log=typer.echo)
-    typer.echo(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
+    hints = {"path": "PATH", "shard": "--shard", "num_proc": "--num-proc"}
+    dd = _call(add_id_test, hints, path, out, cfg, log=typer.echo, num_proc=num_proc, shard=shard)
+    if dd is not None:
+        typer.echo(f"wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))

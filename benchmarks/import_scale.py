@@ -1,0 +1,167 @@
+"""Phone import at scale: screens/s on 1 and N processes, and peak memory on 1x and Kx the input.
+
+    python benchmarks/import_scale.py [--data DIR] [--episodes E] [--procs 2] [--copies 4]
+
+Input: the shared phone dev set (`--data DIR` or $WM_ANDROID_REAL, default ../shared/android_real
+beside the repository; its dev.tfrecord.gz), or its first E episodes (`--episodes`), written here
+as one TFRecord shard. Each import runs as `wm corpus import-android` in its own process tree,
+sampled every 0.2 s for the resident memory of the Python processes (the pipeline's own) and of
+the whole tree (Chromium included).
+
+1. Speed: the same shard with `--num-proc 1` and `--num-proc N`; screens/s of each and the ratio.
+2. Memory: 1x (the shard) and Kx (a folder of K copies of it, AndroidControl's layout of many
+   shards) with `--num-proc 1`; the peak of each and the ratio. Rows are streamed to disk, so
+   the peak should not grow with the input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def data_folder(arg: str | None) -> Path:
+    d = Path(arg or os.environ.get("WM_ANDROID_REAL") or ROOT.parent / "shared" / "android_real")
+    if not (d / "dev.tfrecord.gz").is_file():
+        raise SystemExit(f"error: no dev.tfrecord.gz in {d} (give --data DIR or set WM_ANDROID_REAL)")
+    return d
+
+
+def first_episodes(src: Path, n: int, out: Path) -> None:
+    """The first n episodes of src as one plain TFRecord file (all of them when n is 0)."""
+    import gzip
+
+    with gzip.open(src, "rb") as f, open(out, "wb") as g:
+        for _ in range(n or 10**9):
+            head = f.read(12)  # length (8) and its CRC (4), then the record and its CRC (4)
+            if len(head) < 12:
+                break
+            size = int.from_bytes(head[:8], "little")
+            g.write(head + f.read(size + 4))
+
+
+def _tree_rss(pid: int) -> tuple[int, int]:
+    """(RSS of the python processes, RSS of every process) in the tree under pid, bytes."""
+    kids: dict[int, list[int]] = {}
+    info: dict[int, tuple[str, int]] = {}
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            stat = (p / "stat").read_text()
+            status = (p / "status").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        m = re.search(r"VmRSS:\s+(\d+) kB", status)
+        kids.setdefault(ppid, []).append(int(p.name))
+        info[int(p.name)] = (name, int(m.group(1)) * 1024 if m else 0)
+    todo, py, alln = [pid], 0, 0
+    while todo:
+        q = todo.pop()
+        name, rss = info.get(q, ("", 0))
+        alln += rss
+        py += rss if name.startswith(("python", "wm")) else 0
+        todo += kids.get(q, [])
+    return py, alln
+
+
+def run_import(src: Path, out: Path, procs: int) -> dict:
+    cmd = [
+        sys.executable,
+        "-m",
+        "wmcli",
+        "corpus",
+        "import-android",
+        str(src),
+        "-o",
+        str(out),
+        "--num-proc",
+        str(procs),
+    ]
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    peak = [0, 0]
+
+    def sample():
+        while p.poll() is None:
+            py, alln = _tree_rss(p.pid)
+            peak[0], peak[1] = max(peak[0], py), max(peak[1], alln)
+            time.sleep(0.2)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    text = p.communicate()[0]
+    th.join()
+    secs = time.perf_counter() - t0
+    if p.returncode:
+        raise SystemExit(f"error: {' '.join(cmd)} failed:\n{text[-2000:]}")
+    m = re.search(r"kept (\d+) of (\d+) transitions.*?(\d+) screens in", text)
+    return {
+        "kept": int(m.group(1)),
+        "of": int(m.group(2)),
+        "screens": int(m.group(3)),
+        "secs": secs,
+        "py_mb": peak[0] / 2**20,
+        "all_mb": peak[1] / 2**20,
+    }
+
+
+def line(label: str, r: dict) -> str:
+    return (
+        f"{label:<28} kept {r['kept']:>4}/{r['of']:<4} {r['screens']:>5} screens {r['secs']:7.1f} s "
+        f"{r['screens'] / r['secs']:6.2f} screens/s  peak RSS python {r['py_mb']:7.0f} MB, tree {r['all_mb']:7.0f} MB"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=None)
+    ap.add_argument("--episodes", type=int, default=0, help="first E episodes only (0: all)")
+    ap.add_argument("--procs", type=int, default=2)
+    ap.add_argument("--copies", type=int, default=4)
+    ap.add_argument("--only", choices=("speed", "memory"), default=None)
+    args = ap.parse_args()
+    src = data_folder(args.data) / "dev.tfrecord.gz"
+    work = Path(tempfile.mkdtemp(prefix="import-scale-"))
+    try:
+        one = work / "one.tfrecord"
+        first_episodes(src, args.episodes, one)
+        if args.only != "memory":
+            a = run_import(one, work / "c1", 1)
+            b = run_import(one, work / f"c{args.procs}", args.procs)
+            print(line("1 process", a))
+            print(line(f"{args.procs} processes", b))
+            print(
+                f"speed ratio {args.procs}/1: {(b['screens'] / b['secs']) / (a['screens'] / a['secs']):.2f}"
+            )
+        if args.only != "speed":
+            many = work / "many"
+            many.mkdir()
+            for k in range(args.copies):
+                (many / f"part-{k:05d}.tfrecord").symlink_to(one)
+            x1 = run_import(one, work / "m1", 1)
+            xk = run_import(many, work / "mk", 1)
+            print(line("1x input, 1 process", x1))
+            print(line(f"{args.copies}x input, 1 process", xk))
+            print(
+                f"peak memory ratio {args.copies}x/1x: python {xk['py_mb'] / x1['py_mb']:.2f}, "
+                f"whole tree {xk['all_mb'] / x1['all_mb']:.2f}"
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

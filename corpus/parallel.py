@@ -1,0 +1,158 @@
+"""Corpus pipelines on every core and across machines, with rows streamed to disk as they are made.
+
+A pipeline's work is a list of independent *units* (an AndroidControl episode, a stretch of a
+DroidBot run), each turned into corpus rows by a generator that starts its own Chromium. The
+datasets library runs it (`Dataset.from_generator`): with `num_proc` it hands each process a
+contiguous block of the units and concatenates their Arrow files in unit order, so the corpus is
+the same, row for row, for any number of processes; rows go to disk in small batches, so the
+screenshots are never all in memory. What a unit reports (kept, dropped and why, screens, time)
+and the assets its rows name are written to a work folder beside the rows, for the parent to sum
+and carry into the corpus.
+
+Across machines, `--shard I/N` runs the I-th of N contiguous blocks of the same unit list and
+saves a *piece* (its rows and a `piece.json` saying which one); `wm corpus merge` joins all N
+pieces in order and splits the whole as one run would have, so the merged corpus equals the
+unsharded one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+PIECE_FILE = "piece.json"
+PIECE_SPLIT = "piece"  # a piece holds its rows unsplit: splits are decided when the pieces merge
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The I-th (0-based) of N machines' share of a pipeline's work."""
+
+    index: int
+    of: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text or "")
+        if not m or not 0 <= int(m.group(1)) < int(m.group(2)):
+            raise ValueError(f"shard {text!r} is not I/N with 0 <= I < N (e.g. 0/4)")
+        return cls(int(m.group(1)), int(m.group(2)))
+
+    def take(self, units: list) -> list:
+        """This shard's contiguous block of `units` (blocks differ in size by at most one)."""
+        n = len(units)
+        return units[self.index * n // self.of : (self.index + 1) * n // self.of]
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.of}"
+
+
+def stream_rows(make_rows: Callable[..., Iterator[dict]], units: list, num_proc: int, work: Path, **kw):
+    """A Dataset of every row `make_rows(units=BLOCK, work=WORK, **kw)` yields over `units`,
+    run by `num_proc` processes on contiguous blocks (rows in unit order whatever `num_proc`);
+    None when no unit yielded a row. `kw` values must not be lists (datasets would split them
+    across processes too)."""
+    from datasets import Dataset
+    from datasets.utils.logging import disable_progress_bar
+
+    from worldmodel.dataset import features
+
+    if num_proc < 1:
+        raise ValueError(f"num_proc {num_proc} is not >= 1")
+    if not units:
+        return None
+    disable_progress_bar()
+    # one unit per list entry: datasets splits list-valued kwargs across processes
+    try:
+        return Dataset.from_generator(
+            make_rows,
+            features=features(),
+            gen_kwargs={"units": list(units), "work": str(work), **kw},
+            num_proc=min(num_proc, len(units)) if num_proc > 1 and len(units) > 1 else None,
+            cache_dir=str(work / "cache"),
+            writer_batch_size=8,
+        )
+    except ValueError as e:
+        if "corresponds to no data" in str(e):  # datasets' word for a generator that yielded nothing
+            return None
+        raise
+
+
+def work_folder(out: Path) -> Path:
+    """A fresh folder beside `out` for a run's Arrow cache, reports and assets (removed after)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.work-", dir=out.parent))
+
+
+def report_unit(work: Path, unit_key: str, report: dict) -> None:
+    """What one unit kept, dropped and skipped, for the parent to sum (one file per unit)."""
+    d = work / "reports"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', unit_key)}.json").write_text(json.dumps(report))
+
+
+def read_reports(work: Path) -> dict:
+    """Every unit's report summed: kept, dropped (by reason), skipped, screens, rows."""
+    total = {"kept": 0, "dropped": Counter(), "skipped": [], "screens": 0, "rows": []}
+    for f in sorted((work / "reports").glob("*.json")):
+        r = json.loads(f.read_text())
+        total["kept"] += r["kept"]
+        total["dropped"].update(r["dropped"])
+        total["skipped"] += r["skipped"]
+        total["screens"] += r["screens"]
+        total["rows"] += r.get("rows", [])
+    return total
+
+
+def save_piece(ds, out: Path, shard: Shard, options: dict) -> None:
+    """One machine's rows, unsplit, with what the merge needs to split the whole as one run."""
+    from datasets import DatasetDict
+
+    from .store import rows_assets, save_dataset_folder
+
+    card = f"# Corpus piece {shard} (join all pieces with `wm corpus merge`)\n\n{len(ds)} rows.\n"
+    save_dataset_folder(DatasetDict({PIECE_SPLIT: ds}), card, out, rows_assets(ds))
+    (out / PIECE_FILE).write_text(json.dumps({"index": shard.index, "of": shard.of, **options}))
+
+
+def read_piece(folder: Path) -> dict | None:
+    """A piece's `piece.json`, or None for an ordinary corpus."""
+    f = Path(folder) / PIECE_FILE
+    return json.loads(f.read_text()) if f.is_file() else None
+
+
+def merge_pieces(folders: list[Path], out: Path) -> tuple[object, dict]:
+    """All N pieces of one sharded run joined in shard order and saved as the corpus one run
+    would have made. Returns (the saved DatasetDict, the pieces' shared options)."""
+    from datasets import concatenate_datasets, load_from_disk
+
+    from render.assets import STORE
+
+    from .store import save_rows
+
+    info = [(read_piece(f), f) for f in folders]
+    ofs = {i["of"] for i, _ in info}
+    got = sorted(i["index"] for i, _ in info)
+    if len(ofs) != 1 or got != list(range(next(iter(ofs)))):
+        names = ", ".join(f"{i['index']}/{i['of']}" for i, _ in info)
+        raise ValueError(f"pieces {names} are not all N pieces of one run")
+    info.sort(key=lambda x: x[0]["index"])
+    options = {k: v for k, v in info[0][0].items() if k not in ("index", "of")}
+    parts = []
+    for _, f in info:
+        STORE.add_folder(Path(f) / "assets")
+        parts.append(load_from_disk(str(f))[PIECE_SPLIT])
+    ds = concatenate_datasets(parts)
+    pinned = {a: s for a, s in (options.get("pinned") or {}).items() if a in set(ds.unique("app"))}
+    dd = save_rows(ds, out, id_test_share=float(options.get("id_test_share", 0.0)), pinned=pinned)
+    return dd, options
+
+
+def remove_work(work: Path) -> None:
+    shutil.rmtree(work, ignore_errors=True)
