@@ -244,11 +244,27 @@ def _write(dd, card: str, folder: Path, assets=()) -> None:
     (folder / "README.md").write_text(card, encoding="utf-8")
 
 
+def _write_or_clean(dd, card: str, folder: Path, assets, target: Path) -> None:
+    """`_write`, or, when it fails (a full disk, say), nothing left of the attempt and one error
+    naming where the corpus was going; the corpus already there is untouched."""
+    try:
+        _write(dd, card, folder, assets)
+    except OSError as e:
+        shutil.rmtree(folder, ignore_errors=True)
+        why = e.strerror or str(e).splitlines()[0]
+        raise OSError(
+            e.errno, f"could not save the corpus at {target}: {why}; the corpus there is unchanged"
+        ) from None
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
 def _swap_real_folder(dd, card: str, out: Path, step, assets=()) -> None:
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    _write(dd, card, tmp, assets)
+    _write_or_clean(dd, card, tmp, assets, out)
     step("written")
     out.rename(old)
     step("old_moved")
@@ -260,7 +276,7 @@ def _swap_real_folder(dd, card: str, out: Path, step, assets=()) -> None:
 def _swap_link(dd, card: str, out: Path, step, assets=()) -> None:
     prefix = _VERSION_PREFIX.format(name=out.name)
     version = out.with_name(f"{prefix}{time.time_ns()}-{os.getpid()}")
-    _write(dd, card, version, assets)
+    _write_or_clean(dd, card, version, assets, out)
     step("written")
     link = out.with_name(f".{out.name}.link-{os.getpid()}")
     if link.is_symlink() or link.exists():

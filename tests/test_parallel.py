@@ -165,3 +165,36 @@ def test_build_records_the_same_corpus_on_two_processes_and_in_merged_pieces(tmp
         )
         assert res.exit_code == 0, res.output
     assert _rows(tmp_path / "c1") == _rows(tmp_path / "c2")
+
+
+def test_a_save_onto_a_full_disk_names_the_path_and_keeps_the_old_corpus(tmp_path, capsys):
+    """A small tmpfs: the first corpus fits, a larger one does not."""
+    import shutil
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        small = load_corpus()["train"].select(range(2))
+        big = load_corpus()["train"].select(range(200))
+        from datasets import DatasetDict
+
+        DatasetDict({"train": small}).save_to_disk(str(tmp_path / "s"))
+        DatasetDict({"train": big}).save_to_disk(str(tmp_path / "b"))
+        out = disk / "corpus"
+        res = CliRunner().invoke(cli, ["corpus", "merge", str(tmp_path / "s"), "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        before, kept = _rows(out), sorted(p.name for p in disk.iterdir())
+        capsys.readouterr()
+        rc = __import__("wmcli").main(["corpus", "merge", str(tmp_path / "b"), "-o", str(out)])
+        text = capsys.readouterr().err
+        err = [line for line in text.splitlines() if line.startswith("error:")]
+        assert rc == 1 and len(err) == 1 and str(out) in err[0] and "space" in err[0], text
+        assert "Traceback" not in text
+        assert _rows(out) == before  # the old corpus, whole
+        assert sorted(p.name for p in disk.iterdir()) == kept  # nothing of the attempt left
+    finally:
+        subprocess.run(["umount", str(disk)])
+        shutil.rmtree(disk, ignore_errors=True)
