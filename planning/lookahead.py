@@ -32,6 +32,28 @@ class Ranked:
     confidence: float = 0.0
 
 
+@dataclass
+class _Search:
+    """A budgeted search's state: the candidates imagined so far (in the agent's order), each
+    one's first-step score, best discounted score below it, best path, open leaves
+    (score, screen, path) and depth searched; `offset`: how far into `every` it has looked."""
+
+    screen: Screen
+    goal: str
+    every: list[Candidate]
+    offset: int = 0
+    chosen: list[Candidate] = field(default_factory=list)
+    first: list[float] = field(default_factory=list)
+    future: list[float | None] = field(default_factory=list)
+    paths: list[list[Prediction]] = field(default_factory=list)
+    leaves: list[list[tuple[float, Screen | None, list[Prediction]]]] = field(default_factory=list)
+    depth_of: list[int] = field(default_factory=list)
+
+    def value(self, i: int) -> float:
+        f = self.future[i]
+        return self.first[i] if f is None else max(self.first[i], f)
+
+
 # An agent is a plain callable: (screen, goal) -> candidates, best first or not.
 Agent = Callable[[Screen, str], Sequence[Candidate]]
 
@@ -177,73 +199,75 @@ class Lookahead:
         searching only the unsure candidates deeper does not favour them. A clear winner,
         finished paths, or the budget ends the search."""
         start = self.imagined_steps
+        search = _Search(screen, goal, every)
         left = lambda: self.budget - (self.imagined_steps - start)  # noqa: E731
-        chosen: list[Candidate] = []
-        first: list[float] = []
-        future: list[float | None] = []
-        paths: list[list[Prediction]] = []
-        leaves: list[list[tuple[float, Screen | None, list[Prediction]]]] = []
-        depth_of: list[int] = []
-        offset = 0
-
-        def imagine_more():
-            nonlocal offset
-            more = every[offset : offset + min(self.top_k, left())]
-            offset += len(more)
-            if not more:
-                return False
-            preds = self._imagine([(screen, c.action) for c in more], goal)
-            done = [self._done(screen, c.action, p, goal) for c, p in zip(more, preds)]
-            render_pending([p for p, d in zip(preds, done) if p.ok and not d] if self.proposer else [])
-            for c, p, d in zip(more, preds, done):
-                chosen.append(c)
-                first.append(self.scorer(screen, c.action, p, goal))
-                future.append(None)
-                paths.append([p])
-                alive = p.ok and not d and self.proposer is not None
-                leaves.append([(0.0, p.as_screen(screen), [p])] if alive else [])
-                depth_of.append(1)
-            return True
-
-        def value(i):
-            return first[i] if future[i] is None else max(first[i], future[i])
-
-        imagine_more()
-        while left() > 0 and chosen:
-            values = [value(i) for i in range(len(chosen))]
+        self._widen(search, left())
+        while left() > 0 and search.chosen:
+            values = [search.value(i) for i in range(len(search.chosen))]
             best = max(values)
             unsure = [i for i, v in enumerate(values) if v >= best - self.margin]
-            if best <= sorted(values)[len(values) // 2] + self.margin and offset < len(every):
-                imagine_more()  # nothing shows progress: look wider
+            if best <= sorted(values)[len(values) // 2] + self.margin and search.offset < len(every):
+                self._widen(search, left())  # nothing shows progress: look wider
                 continue
-            if len(unsure) <= 1:
-                break  # a clear winner
-            options = []  # (rank, candidate, leaf, action): each candidate's best options first
-            for i in unsure:
-                for acc, s, path in leaves[i]:
-                    ranked = sorted(self.proposer(s, goal), key=lambda c: -c.confidence)[: self.beam]
-                    options += [(r, i, acc, s, path, c.action) for r, c in enumerate(ranked)]
-            options.sort(key=lambda o: o[0])  # stable: a short budget still reaches every candidate
-            options = options[: left()]
-            pairs = [(s, a) for _, _, _, s, _, a in options]
-            owners = [(i, acc, path) for _, i, acc, _, path, _ in options]
-            if not pairs:
-                break
-            preds = self._imagine(pairs, goal)
-            done = [self._done(s, a, p, goal) for (s, a), p in zip(pairs, preds)]
-            render_pending([p for p, d in zip(preds, done) if p.ok and not d])
-            grown: dict[int, list] = {}
-            for (s, a), (i, _acc, path), p, d in zip(pairs, owners, preds, done):
-                if not p.ok:
-                    continue
-                v = (self.discount ** depth_of[i]) * self.scorer(s, a, p, goal)
-                if future[i] is None or v > future[i]:
-                    future[i], paths[i] = v, [*path, p]
-                grown.setdefault(i, []).append((v, None if d else p.as_screen(s), path + [p]))
-            for i in unsure:
-                ex = sorted(grown.get(i, []), key=lambda e: -e[0])
-                leaves[i] = [e for e in ex[: self.beam] if e[1] is not None]
-                depth_of[i] += 1
+            if len(unsure) <= 1 or not self._deepen(search, unsure, left()):
+                break  # a clear winner, or nothing left to extend
         self.last_spent = self.imagined_steps - start
-        ranked = [Ranked(c.action, value(i), paths[i], c.confidence) for i, c in enumerate(chosen)]
+        ranked = [
+            Ranked(c.action, search.value(i), search.paths[i], c.confidence)
+            for i, c in enumerate(search.chosen)
+        ]
         return sorted(ranked, key=lambda r: (-r.score, -r.confidence))
+
+    def _widen(self, search: _Search, left: int) -> bool:
+        """Imagine the agent's next top_k candidates (at most `left`) from the current screen;
+        False when none are left."""
+        screen, goal = search.screen, search.goal
+        more = search.every[search.offset : search.offset + min(self.top_k, left)]
+        search.offset += len(more)
+        if not more:
+            return False
+        preds = self._imagine([(screen, c.action) for c in more], goal)
+        done = [self._done(screen, c.action, p, goal) for c, p in zip(more, preds)]
+        render_pending([p for p, d in zip(preds, done) if p.ok and not d] if self.proposer else [])
+        for c, p, d in zip(more, preds, done):
+            search.chosen.append(c)
+            search.first.append(self.scorer(screen, c.action, p, goal))
+            search.future.append(None)
+            search.paths.append([p])
+            alive = p.ok and not d and self.proposer is not None
+            search.leaves.append([(0.0, p.as_screen(screen), [p])] if alive else [])
+            search.depth_of.append(1)
+        return True
+
+    def _deepen(self, search: _Search, unsure: list[int], left: int) -> bool:
+        """Extend each unsure candidate's best paths by one imagined step (the proposer's `beam`
+        best actions on each leaf, each candidate's best options first, at most `left` steps);
+        False when there was nothing to extend."""
+        goal = search.goal
+        options = []  # (rank, candidate, leaf, action): each candidate's best options first
+        for i in unsure:
+            for acc, s, path in search.leaves[i]:
+                ranked = sorted(self.proposer(s, goal), key=lambda c: -c.confidence)[: self.beam]
+                options += [(r, i, acc, s, path, c.action) for r, c in enumerate(ranked)]
+        options.sort(key=lambda o: o[0])  # stable: a short budget still reaches every candidate
+        options = options[:left]
+        pairs = [(s, a) for _, _, _, s, _, a in options]
+        owners = [(i, path) for _, i, _, _, path, _ in options]
+        if not pairs:
+            return False
+        preds = self._imagine(pairs, goal)
+        done = [self._done(s, a, p, goal) for (s, a), p in zip(pairs, preds)]
+        render_pending([p for p, d in zip(preds, done) if p.ok and not d])
+        grown: dict[int, list] = {}
+        for (s, a), (i, path), p, d in zip(pairs, owners, preds, done):
+            if not p.ok:
+                continue
+            v = (self.discount ** search.depth_of[i]) * self.scorer(s, a, p, goal)
+            if search.future[i] is None or v > search.future[i]:
+                search.future[i], search.paths[i] = v, [*path, p]
+            grown.setdefault(i, []).append((v, None if d else p.as_screen(s), path + [p]))
+        for i in unsure:
+            ex = sorted(grown.get(i, []), key=lambda e: -e[0])
+            search.leaves[i] = [e for e in ex[: self.beam] if e[1] is not None]
+            search.depth_of[i] += 1
+        return True
