@@ -30,6 +30,8 @@ import sys
 import threading
 import time
 
+from render import proctree
+
 # what each worker reports in words at most (the counts stay complete)
 MAX_SAID = 20
 # counters each worker keeps in shared memory
@@ -64,76 +66,11 @@ def _image_digest(image) -> str | None:
 
 
 # ---- the process tree --------------------------------------------------------------------------
-def _tree(root: int) -> list[int]:
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        kids.setdefault(int(stat[stat.rindex(b")") + 2 :].split()[1]), []).append(int(d))
-    out, todo = [], [root]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
-    return out
-
-
-def _cmd(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read()
-    except OSError:
-        return b""
-
-
-def _is_chromium(pid: int) -> bool:
-    exe = _cmd(pid).split(b"\0")[0].split(b" ")[0].lower()
-    return b"chrom" in exe.rsplit(b"/", 1)[-1] or b"headless_shell" in exe
-
-
-def _started(pid: int) -> int | None:
-    """The process' start time (clock ticks after boot): with its pid, who it is (pids recycle)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rindex(b")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-def _pss_mb(pid: int) -> float:
-    """Proportional set size: shared pages split among the processes sharing them."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
 def tree_figures() -> tuple[float, float, list[int]]:
     """(summed RSS and PSS in MB of this process and everything below it, its Chromium processes)."""
-    pids = _tree(os.getpid())
-    rss = sum(_rss_mb(p) for p in pids)
-    return rss, sum(_pss_mb(p) for p in pids), [p for p in pids if _is_chromium(p)]
+    pids = proctree.descendants()
+    rss = sum(proctree.rss_mb(p) for p in pids)
+    return rss, sum(proctree.pss_mb(p) for p in pids), [p for p in pids if proctree.is_chromium(p)]
 
 
 def _subreaper() -> None:
@@ -332,7 +269,7 @@ def main() -> int:
         time.sleep(min(a.interval, end - now))
         t, cur = time.perf_counter(), totals()
         rss, pss, chromium = tree_figures()
-        seen_chromium.update((p, _started(p)) for p in chromium)
+        seen_chromium.update((p, proctree.started(p)) for p in chromium)
         d = [c - p for c, p in zip(cur, last)]
         row = dict(
             minute=(t - start) / 60,
@@ -367,7 +304,9 @@ def main() -> int:
         time.sleep(0.5)
     # one seen during the run and still alive anywhere: the same pid and the same start time, so
     # another user's process that got a recycled pid is not taken for ours
-    left_seen = [p for p, t in seen_chromium if t is not None and _started(p) == t and _is_chromium(p)]
+    left_seen = [
+        p for p, t in seen_chromium if t is not None and proctree.started(p) == t and proctree.is_chromium(p)
+    ]
     left = sorted(set(left) | set(left_seen))
 
     while not problems.empty():

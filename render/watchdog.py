@@ -12,49 +12,9 @@ import os
 import signal
 import threading
 
+from .proctree import renderer_pids, rss_mb
+
 POLL_S = 0.2
-
-
-def _children_map() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
-        kids.setdefault(ppid, []).append(int(d))
-    return kids
-
-
-def renderer_pids(root: int | None = None) -> list[int]:
-    """Chromium renderer processes below `root` (this process by default)."""
-    kids = _children_map()
-    todo, out = [root or os.getpid()], []
-    while todo:
-        for c in kids.get(todo.pop(), []):
-            todo.append(c)
-            try:
-                with open(f"/proc/{c}/cmdline", "rb") as f:
-                    if b"--type=renderer" in f.read():
-                        out.append(c)
-            except OSError:
-                pass
-    return out
-
-
-def rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 class MemoryWatchdog:

@@ -253,7 +253,7 @@ def test_memory_bomb_is_too_large_and_the_renderer_lives_on():
 
 
 def test_busy_page_stops_burning_cpu_after_its_timeout():
-    from render.watchdog import renderer_pids
+    from render.proctree import renderer_pids
 
     def cpu_ticks():
         total = 0

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from render import proctree
 from training.train import CPU_LAUNCH_NOTE, Processes
 
 RUN_TIMEOUT_S = 900
@@ -29,24 +30,8 @@ def _free_port() -> int:
 
 def _pids_naming(text: str) -> list[int]:
     """Processes whose command line holds `text` (the run's output folder)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit() and int(d) != os.getpid():
-            try:
-                with open(f"/proc/{d}/cmdline", "rb") as f:
-                    if text.encode() in f.read():
-                        out.append(int(d))
-            except OSError:
-                pass
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
+    mine = os.getpid()
+    return [p for p in proctree.pids() if p != mine and text.encode() in b"\0".join(proctree.cmdline(p))]
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +64,7 @@ def run(tmp_path_factory):
             proc.wait()
     wall = time.perf_counter() - t0
     deadline = time.monotonic() + 10
-    while (left := [p for p in _pids_naming(str(out)) if _alive(p)]) and time.monotonic() < deadline:
+    while (left := [p for p in _pids_naming(str(out)) if proctree.alive(p)]) and time.monotonic() < deadline:
         time.sleep(0.2)
     yield out, proc.returncode, log, wall, left
     for p in left:  # a process of the run left over (the test below fails): end it

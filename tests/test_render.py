@@ -116,27 +116,9 @@ def test_no_connection_leaves_the_page(scripts):
 
 def _chromium_pids() -> set[int]:
     """Chromium processes started by this test process (not anyone else's browsers)."""
-    parent = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    mine, frontier = set(), {os.getpid()}
-    while frontier:
-        frontier = {p for p, pp in parent.items() if pp in frontier} - mine
-        mine |= frontier
-    out = set()
-    for p in mine:
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as f:
-                if b"chromium" in f.read().split(b"\0")[0]:
-                    out.add(p)
-        except OSError:
-            continue
-    return out
+    from render import proctree
+
+    return {p for p in proctree.descendants()[1:] if b"chromium" in (proctree.cmdline(p) or [b""])[0]}
 
 
 def test_pages_of_two_sizes_rendered_together_keep_their_own_pixels():

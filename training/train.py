@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from render.proctree import chromium_browsers
 from worldmodel.card import CheckpointCard
 from worldmodel.dataset import load_corpus, row_action
 from worldmodel.device import on_cpu, resolve_device, resolve_dtype
@@ -96,31 +97,6 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:12]
 
 
-def chromium_pids(root: int | None = None) -> list[int]:
-    """The Chromium browser processes (not their helpers) below `root` (this process)."""
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        try:
-            with open(f"/proc/{d}/stat", "rb") as f:
-                stat = f.read()
-            kids.setdefault(int(stat[stat.rindex(b")") + 2 :].split()[1]), []).append(int(d))
-        except (OSError, ValueError):
-            continue
-    todo, out = [root or os.getpid()], []
-    while todo:
-        for c in kids.get(todo.pop(), []):
-            todo.append(c)
-            try:
-                with open(f"/proc/{c}/cmdline", "rb") as f:
-                    argv = f.read().split(b"\0")
-            except OSError:
-                continue
-            # Chromium rewrites its helpers' command lines into one string: look at it whole
-            if b"chrom" in argv[0].lower() and b"--type=" not in b" ".join(argv):
-                out.append(c)
-    return sorted(out)
-
-
 class RankLog:
     """One JSON line per GRPO batch in `folder/rank<N>.jsonl`, written by process N alone: the
     digests of the completions it generated, and of those its reward functions scored, with how
@@ -152,7 +128,7 @@ class RankLog:
             ids=[_digest(str(list(map(int, c)))) for c in completion_ids],
             texts=[_digest(completion_text(c)) for c in completions],
             rendered=getattr(self.shared, "rendered", None),
-            chromium=chromium_pids(),
+            chromium=chromium_browsers(),
             rewards=rewards,
         )
 
