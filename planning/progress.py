@@ -218,6 +218,32 @@ def _norm_value(text: str, kind: str) -> str:
     return text
 
 
+# A quoted value the goal gives only a part of: what the entry starts or ends with.
+_AFFIX_RE = re.compile(r"\b(?:(starts?|starting|begins?|beginning)|(ends?|ending))\s+with\s*$", re.I)
+
+
+def _affix_kind(before: str) -> str:
+    """The kind of a quote the goal introduces with "starts with" (prefix) or "ends with" (suffix):
+    a part of the entry, not the entry; else text."""
+    m = _AFFIX_RE.search(before.rstrip())
+    return "text" if m is None else ("prefix" if m.group(1) else "suffix")
+
+
+def affix_fit(value: str, values: list[NamedValue]) -> float | None:
+    """How far a field's value meets the parts the goal gives of an entry (what it starts and ends
+    with): 1.0 all of them, 0.5 the start only (typed, waiting for the rest: a list of
+    suggestions), 0.0 anything else; None when the goal gives no such part."""
+    pre = [v.text.lower() for v in values if v.kind == "prefix"]
+    suf = [v.text.lower() for v in values if v.kind == "suffix"]
+    if not pre and not suf:
+        return None
+    low = value.lower().strip()
+    starts = all(low.startswith(p) for p in pre)
+    if starts and all(low.endswith(x) for x in suf) and len(low) > max(map(len, pre + suf)):
+        return 1.0
+    return 0.5 if low in pre else 0.0
+
+
 def _clause_weights(before: str, after: str) -> dict[str, float]:
     """The clause's words, each weighed 1/(1+d) by its distance d in words from the value, words
     after the value at half weight: "directed by Good" names Good's field more than saga's."""
@@ -236,7 +262,7 @@ def named_values(goal: str, state: TaskState | None = None) -> list[NamedValue]:
     text it sets apart that the goal says, or points at: planning/reading.py), each with the words
     of its clause before it and after it up to the next value or joint, in the case the goal asks."""
     goal = goal or ""
-    spans = [(a, b, text, "text") for a, b, text in quote_spans(goal)]
+    spans = [(a, b, text, _affix_kind(goal[:a])) for a, b, text in quote_spans(goal)]
     for rx, kind in ((_DATE_RE, "date"), (_TIME_RE, "time")):
         for m in rx.finditer(goal):
             if not any(a <= m.start() < b for a, b, _, _ in spans):
@@ -256,7 +282,7 @@ def named_values(goal: str, state: TaskState | None = None) -> list[NamedValue]:
         after = re.split(r"[,;.]|\band\b|\bthen\b", goal[b:hi])[0]
         words = {w for w in visible_text(before + " " + after) if w not in _GLUE}
         text = v
-        if case and kind == "text":
+        if case and kind in ("text", "prefix", "suffix"):
             text = v.upper() if case.group(1).lower() == "upper" else v.lower()
         out.append(NamedValue(text, words, kind, _clause_weights(before, after)))
     have = {v.text for v in out}
@@ -310,7 +336,7 @@ def place_values(fields: list[Field], values: list[NamedValue]) -> dict[int, lis
     fit = {}
     for vi, v in enumerate(values):
         for i, f in enumerate(fields):
-            kind_ok = v.kind == "text" or f.type in ("", "text", v.kind)
+            kind_ok = v.kind in ("text", "prefix", "suffix") or f.type in ("", "text", v.kind)
             if kind_ok and (v.source is None or f.hint != v.source):
                 fit[vi, i] = _fit(v, f)
     order = sorted(
@@ -331,15 +357,23 @@ def place_values(fields: list[Field], values: list[NamedValue]) -> dict[int, lis
     return out
 
 
-def field_score(st: TaskState, g: GoalSpec) -> tuple[int, int, int]:
-    """(fields holding a value the goal names for them, fields holding something else, fields)."""
-    good = bad = 0
+def field_score(st: TaskState, g: GoalSpec) -> tuple[float, int, int]:
+    """(fields holding a value the goal names for them, fields holding something else, fields).
+    A field where the goal gives parts of the entry (what it starts and ends with) counts by how
+    far its value meets them: half for the start typed alone, nothing wrong either."""
+    good: float = 0
+    bad = 0
     fits = place_values(st.fields, g.values)
+    parts = {v.text for v in g.values if v.kind in ("prefix", "suffix")}
     sources = {v.source for v in g.values if v.source is not None}
     for i, f in enumerate(st.fields):
         if not f.value or f.hint in sources:  # a field to copy from is neither
             continue
-        if f.value in fits[i]:
+        fit = affix_fit(f.value, g.values) if parts & set(fits[i]) else None
+        if fit is not None:
+            good += fit
+            bad += fit == 0.0
+        elif f.value in fits[i]:
             good += 1
         else:
             bad += 1
@@ -568,8 +602,8 @@ class ProgressScorer:
         for v in g.values:
             names |= _ALIASES.get(_norm(v.text), {_norm(v.text)})
         bonus = 0.0
-        if name and name in names:
-            bonus += self.step
+        if name and (name in names or affix_fit(name, g.values) == 1.0):
+            bonus += self.step  # what the goal names, or an entry that meets the parts it gives
         if name and name in {n for _, n in sight.revealers}:
             bonus += self.step
         elif name and not sight.revealers and wants_open(goal):

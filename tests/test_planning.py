@@ -267,6 +267,40 @@ def test_dates_times_and_case_the_goal_asks_for_are_values_too():
     assert field_score(good, g)[:2] == (3, 0) and field_score(bad, g)[:2] == (0, 3)
 
 
+def test_the_parts_of_an_entry_the_goal_gives_are_met_by_the_whole_entry_not_by_one_part(renderer):
+    """A goal asking for an entry that "starts with X and ends with Y": X typed alone is half-way (a list of suggestions waits),
+    Y alone is wrong, an entry meeting both is done; a tap on such an entry in a list is progress,
+    and Submit only once the field holds it."""
+    from planning.progress import GoalSpec, TaskState, field_score, requirements_met
+
+    goal = 'Enter an item that starts with "Nor" and ends with "land".'
+    form = '<html><body><label for="t">Tags:</label><input id="t" value="{v}">{more}<button>Submit</button></body></html>'
+    g = GoalSpec.of(goal)
+    assert [v.kind for v in g.values] == ["prefix", "suffix"]
+    state = {v: TaskState.of(form.format(v=v, more="")) for v in ("Nor", "land", "Norfolk Island", "Norway")}
+    assert field_score(state["Nor"], g)[:2] == (0.5, 0)
+    assert field_score(state["land"], g)[:2] == (0, 1)
+    assert field_score(state["Norway"], g)[:2] == (0, 1)
+    assert field_score(state["Norfolk Island"], g)[:2] == (1, 0)
+    assert requirements_met(state["Nor"], g) < 1.0 <= requirements_met(state["Norfolk Island"], g)
+
+    scorer = ProgressScorer(renderer=renderer)
+    blank = np.full((240, 320, 3), 255, np.uint8)
+    empty = Screen(blank, html=form.format(v="", more=""))
+    pred = lambda html: Prediction(html=html, image=empty.image)  # noqa: E731
+    typed = scorer(empty, Action("type", x=80, y=10, text="Nor"), pred(form.format(v="Nor", more="")), goal)
+    wrong = scorer(empty, Action("type", x=80, y=10, text="land"), pred(form.format(v="land", more="")), goal)
+    assert typed > 0.5 > wrong
+    listed = '<ul style="margin:0"><li style="height:30px">Norway</li><li style="height:30px">Norfolk Island</li></ul>'
+    shown = Screen(blank, html=form.format(v="Nor", more=listed))
+    boxes = renderer.render(shown.html, shown.viewport()).boxes
+    at = {b.text: b for b in boxes if b.tag == "li"}
+    tap = lambda b: Action("tap", x=b.x + b.w / 2, y=b.y + b.h / 2)  # noqa: E731
+    right = scorer(shown, tap(at["Norfolk Island"]), pred(shown.html), goal)
+    other = scorer(shown, tap(at["Norway"]), pred(shown.html), goal)
+    assert right > other
+
+
 ACCORDION = """<html><head><style>body{margin:0;font:16px sans-serif} h3{margin:0;height:30px}
 .hide{display:none}</style></head><body><div id="area">
 <h3>Section #1</h3><div style="display: none">Lorem <span>ipsum</span> dolor</div>
