@@ -230,39 +230,15 @@ class _State:
 
 def _line(state: _State, e: EditOp) -> str | None:
     """Carry out one line; a whole new document when the line is `screen`."""
-    soup, els, sheet_lines = state.soup, state.els, state.sheet_lines
-    css_del, css_ins = state.css_del, state.css_ins
     op, line_no, line, args = e.op, e.line_no, e.line, e.args
     if op == "screen":
         if len(args) != 1 or not isinstance(args[0], Quoted):
             raise EditError(line_no, line, 'screen takes one quoted document: screen "<html>..."')
         return args[0]
     if op.startswith("css-"):
-        if sheet_lines is None:
-            raise EditError(line_no, line, "the screen has no stylesheet to edit")
-        at = e.number
-        if at is None:
-            raise EditError(line_no, line, f"{op} needs a line number")
-        if not 0 <= at <= len(sheet_lines):
-            raise EditError(line_no, line, f"stylesheet line {at} is out of range (0..{len(sheet_lines)})")
-        if op == "css-del":
-            count = int(args[0]) if len(args) > 0 and str(args[0]).isdigit() else 1
-            css_del.update(range(at, min(at + count, len(sheet_lines))))
-        else:
-            if len(args) != 1 or not isinstance(args[0], Quoted):
-                raise EditError(
-                    line_no, line, 'css-ins takes a line and a quoted rule: css-ins 3 "a{color:red}"'
-                )
-            css_ins.setdefault(at, []).append(args[0])
+        _css_line(state, e)
         return None
-    n = e.number
-    if n is None:
-        raise EditError(line_no, line, f"{op} needs an element number first")
-    if not 0 <= n < len(els):
-        raise EditError(line_no, line, f"no element {n} (the screen has 0..{len(els) - 1})")
-    el = els[n]
-    if not _attached(el, soup):
-        raise EditError(line_no, line, f"element {n} was removed or replaced by an earlier line")
+    el, n = _element(state, e)
     if op == "class":
         _classes(el, list(args), line_no, line)
         return None
@@ -274,9 +250,51 @@ def _line(state: _State, e: EditOp) -> str | None:
         raise EditError(
             line_no, line, f'{op} takes a quoted value: {op} {n} {"NAME " if op == "attr" else ""}"..."'
         )
+    if op in ("text", "attr", "unattr", "remove"):
+        _change(state, el, e)
+    else:
+        _insert(state, el, n, e)
+    return None
+
+
+def _css_line(state: _State, e: EditOp) -> None:
+    """`css-del N [COUNT]` or `css-ins N "rule"`, addressed by the stylesheet's lines."""
+    op, line_no, line, args, sheet_lines = e.op, e.line_no, e.line, e.args, state.sheet_lines
+    if sheet_lines is None:
+        raise EditError(line_no, line, "the screen has no stylesheet to edit")
+    at = e.number
+    if at is None:
+        raise EditError(line_no, line, f"{op} needs a line number")
+    if not 0 <= at <= len(sheet_lines):
+        raise EditError(line_no, line, f"stylesheet line {at} is out of range (0..{len(sheet_lines)})")
+    if op == "css-del":
+        count = int(args[0]) if len(args) > 0 and str(args[0]).isdigit() else 1
+        state.css_del.update(range(at, min(at + count, len(sheet_lines))))
+    else:
+        if len(args) != 1 or not isinstance(args[0], Quoted):
+            raise EditError(line_no, line, 'css-ins takes a line and a quoted rule: css-ins 3 "a{color:red}"')
+        state.css_ins.setdefault(at, []).append(args[0])
+
+
+def _element(state: _State, e: EditOp) -> tuple[Tag, int]:
+    """The element a line addresses by its number, still in the document."""
+    n = e.number
+    if n is None:
+        raise EditError(e.line_no, e.line, f"{e.op} needs an element number first")
+    if not 0 <= n < len(state.els):
+        raise EditError(e.line_no, e.line, f"no element {n} (the screen has 0..{len(state.els) - 1})")
+    el = state.els[n]
+    if not _attached(el, state.soup):
+        raise EditError(e.line_no, e.line, f"element {n} was removed or replaced by an earlier line")
+    return el, n
+
+
+def _change(state: _State, el: Tag, e: EditOp) -> None:
+    """`text`, `attr`, `unattr` or `remove` on one element."""
+    op, args = e.op, e.args
     if op == "text":
-        if el is soup.body:
-            raise EditError(line_no, line, "text would wipe the whole body (write a screen instead)")
+        if el is state.soup.body:
+            raise EditError(e.line_no, e.line, "text would wipe the whole body (write a screen instead)")
         el.clear()
         el.append(NavigableString(str(args[0])))
     elif op == "attr":
@@ -284,38 +302,41 @@ def _line(state: _State, e: EditOp) -> str | None:
     elif op == "unattr":
         if str(args[0]) in el.attrs:
             del el[str(args[0])]
-    elif op == "remove":
-        if el is soup.body:
-            raise EditError(line_no, line, "the body cannot be removed (write a screen instead)")
-        el.extract()
     else:
-        if not isinstance(args[0], Quoted):
-            raise EditError(line_no, line, f"{op} takes quoted HTML")
-        nodes = _fragment(args[0])
-        if op == "replace":
-            if el is soup.body:
-                raise EditError(line_no, line, "replace the body by writing a screen instead")
+        if el is state.soup.body:
+            raise EditError(e.line_no, e.line, "the body cannot be removed (write a screen instead)")
+        el.extract()
+
+
+def _insert(state: _State, el: Tag, n: int, e: EditOp) -> None:
+    """`replace`, `before`, `after`, `prepend` or `append` of a quoted HTML fragment."""
+    op, line_no, line, args, body = e.op, e.line_no, e.line, e.args, state.soup.body
+    if not isinstance(args[0], Quoted):
+        raise EditError(line_no, line, f"{op} takes quoted HTML")
+    nodes = _fragment(args[0])
+    if op == "replace":
+        if el is body:
+            raise EditError(line_no, line, "replace the body by writing a screen instead")
+        for node in nodes:
+            el.insert_before(node)
+        el.extract()
+        if nodes:  # N now means what stands in its place (an `after N` may follow)
+            state.els[n] = nodes[-1]
+    elif op == "before" or op == "after":
+        if el is body:
+            raise EditError(line_no, line, f"nothing can go {op} the body")
+        if op == "before":
             for node in nodes:
                 el.insert_before(node)
-            el.extract()
-            if nodes:  # N now means what stands in its place (an `after N` may follow)
-                els[n] = nodes[-1]
-        elif op == "before" or op == "after":
-            if el is soup.body:
-                raise EditError(line_no, line, f"nothing can go {op} the body")
-            if op == "before":
-                for node in nodes:
-                    el.insert_before(node)
-            else:
-                for node in reversed(nodes):
-                    el.insert_after(node)
-        elif op == "prepend":
-            for k, node in enumerate(nodes):
-                el.insert(k, node)
         else:
-            for node in nodes:
-                el.append(node)
-    return None
+            for node in reversed(nodes):
+                el.insert_after(node)
+    elif op == "prepend":
+        for k, node in enumerate(nodes):
+            el.insert(k, node)
+    else:
+        for node in nodes:
+            el.append(node)
 
 
 def _classes(el: Tag, changes: list, line_no: int, line: str) -> None:

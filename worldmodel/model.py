@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from render import Renderer, RenderError
 
@@ -176,89 +177,73 @@ class WorldModel:
     def _stage(
         self, backend: Backend, queries: list[Query], edit: list[bool], lazy: bool = False
     ) -> list[Prediction]:
+        """One stage over the batch: generate, turn each completion into a document, render."""
         backend.use_renderer(self.renderer)  # backends that act in a browser share this one
         t0 = time.perf_counter()
-        native = backend.edits
-        completions: list[Completion] = [Completion("")] * len(queries)
-        groups = [[i for i, e in enumerate(edit) if e == want] for want in (True, False)]
-        for want_edit, idx in zip((True, False), groups):
-            if not idx:
-                continue
-            sub = [queries[i] for i in idx]
-            got = backend.complete_edits(sub) if (want_edit and native) else backend.complete(sub)
-            if len(got) != len(sub):
-                raise RuntimeError(f"backend {backend.name} returned {len(got)} completions for {len(sub)}")
-            for i, c in zip(idx, got):
-                completions[i] = Completion.of(c)
+        completions = _complete(backend, queries, edit)
         gen_s = (time.perf_counter() - t0) / len(queries)
-        docs: list[tuple[str, bool]] = []
-        edits: list[str | None] = []
-        errors: list[str | None] = []
-        edit_errors: list[str | None] = []
-        for q, c, e in zip(queries, completions, edit):
-            err = edit_err = None
-            if e and native:
-                ed = extract_edit(c.text)
-                html, edit_err = try_apply(q.screen.html, ed)
-                if edit_err is not None and self.strict_edits:
-                    err = edit_err
-                elif edit_err is not None:
-                    html, done, total = apply_lenient(q.screen.html, ed)
-                    edit_err = f"{total - done} of {total} edit lines left out; first: {edit_err}"
-                docs.append((html or "", False))
-                edits.append(ed)
-            elif e:
-                html, repaired = extract_html(c.text)
-                docs.append((html, repaired))
-                edits.append(diff(q.screen.html, html))
-            else:
-                docs.append(extract_html(c.text))
-                edits.append(None)
-            errors.append(err)
-            edit_errors.append(edit_err)
-        t1 = time.perf_counter()
-        todo = [i for i, err in enumerate(errors) if err is None]
+        written = [self._write(q, c, e and backend.edits, e) for q, c, e in zip(queries, completions, edit)]
         if lazy:
             return [
                 LazyPrediction(
                     self.renderer,
-                    q.screen.viewport() if err is None else None,
-                    html=html,
+                    q.screen.viewport() if w.error is None else None,
+                    html=w.html,
                     completion=c,
-                    render_error=err,
+                    render_error=w.error,
                     timings={"generate_s": gen_s},
-                    repaired=repaired,
+                    repaired=w.repaired,
                     note=getattr(c, "note", ""),
-                    edit=ed,
-                    edit_error=edit_err,
+                    edit=w.edit,
+                    edit_error=w.edit_error,
                     confidence=getattr(c, "confidence", None),
                 )
-                for q, (html, repaired), c, ed, err, edit_err in zip(
-                    queries, docs, completions, edits, errors, edit_errors
-                )
+                for q, c, w in zip(queries, completions, written)
             ]
-        rendered = self.renderer.render_many([(docs[i][0], queries[i].screen.viewport()) for i in todo])
+        return self._render(queries, completions, written, gen_s)
+
+    def _write(self, q: Query, c: Completion, native_edit: bool, edit: bool) -> _Written:
+        """One completion as a document: a native edit applied (leniently unless
+        `strict_edits`), a document diffed into the edit it makes, or a document alone."""
+        if native_edit:
+            ed = extract_edit(c.text)
+            html, edit_err = try_apply(q.screen.html, ed)
+            if edit_err is not None and self.strict_edits:
+                return _Written(html or "", False, ed, edit_err, edit_err)
+            if edit_err is not None:
+                html, done, total = apply_lenient(q.screen.html, ed)
+                edit_err = f"{total - done} of {total} edit lines left out; first: {edit_err}"
+            return _Written(html or "", False, ed, None, edit_err)
+        html, repaired = extract_html(c.text)
+        return _Written(html, repaired, diff(q.screen.html, html) if edit else None, None, None)
+
+    def _render(
+        self, queries: list[Query], completions: list[Completion], written: list[_Written], gen_s: float
+    ) -> list[Prediction]:
+        """Render every written document in one batch; a write error or render error is the
+        Prediction's `render_error`."""
+        t1 = time.perf_counter()
+        todo = [i for i, w in enumerate(written) if w.error is None]
+        rendered = self.renderer.render_many([(written[i].html, queries[i].screen.viewport()) for i in todo])
         results: list = [None] * len(queries)
         for i, res in zip(todo, rendered):
             results[i] = res
         render_s = (time.perf_counter() - t1) / len(queries)
         out = []
-        for (html, repaired), c, res, ed, err, edit_err in zip(
-            docs, completions, results, edits, errors, edit_errors
-        ):
-            failed = err is not None or isinstance(res, RenderError)
+        for c, res, w in zip(completions, results, written):
+            failed = w.error is not None or isinstance(res, RenderError)
             out.append(
                 Prediction(
-                    html=html,
+                    html=w.html,
                     image=None if failed else res.pil(),
                     completion=c.text,
-                    render_error=err if err is not None else (str(res) if failed else None),
+                    render_error=w.error if w.error is not None else (str(res) if failed else None),
                     timings={"generate_s": gen_s, "render_s": render_s},
-                    repaired=repaired,
+                    repaired=w.repaired,
                     boxes=[] if failed else res.boxes,
                     note=c.note,
-                    edit=ed,
-                    edit_error=edit_err,
+                    edit=w.edit,
+                    edit_error=w.edit_error,
                     confidence=c.confidence,
                 )
             )
@@ -314,6 +299,33 @@ class WorldModel:
 
     def __repr__(self) -> str:
         return f"WorldModel({self.name!r})"
+
+
+class _Written(NamedTuple):
+    """One completion turned into a document, before rendering."""
+
+    html: str
+    repaired: bool
+    edit: str | None
+    error: str | None  # no screen at all (a strict edit that failed)
+    edit_error: str | None
+
+
+def _complete(backend: Backend, queries: list[Query], edit: list[bool]) -> list[Completion]:
+    """The backend's completions, asking for edits (where it writes them natively) on the
+    queries marked `edit` and for documents on the rest; in the queries' order."""
+    completions: list[Completion] = [Completion("")] * len(queries)
+    groups = [[i for i, e in enumerate(edit) if e == want] for want in (True, False)]
+    for want_edit, idx in zip((True, False), groups):
+        if not idx:
+            continue
+        sub = [queries[i] for i in idx]
+        got = backend.complete_edits(sub) if (want_edit and backend.edits) else backend.complete(sub)
+        if len(got) != len(sub):
+            raise RuntimeError(f"backend {backend.name} returned {len(got)} completions for {len(sub)}")
+        for i, c in zip(idx, got):
+            completions[i] = Completion.of(c)
+    return completions
 
 
 def _build(stage: BackendSpec, options: dict) -> Backend:

@@ -135,14 +135,7 @@ def transplant(
     text = (edit or "").strip()
     if not text or text.startswith("<") or text.startswith("screen "):
         return ""  # a whole other screen is not a change to this one
-    da, db = Doc.of(src_html), Doc.of(dst_html)  # read only
-    src, dst = da.elements, db.elements
-    dst_sigs = [_sig(e) for e in dst]
-    sheet_a, sheet_b = da.stylesheet, db.stylesheet
-    lines_a = (sheet_a.string or "").split("\n") if sheet_a is not None else []
-    lines_b = (sheet_b.string or "").split("\n") if sheet_b is not None else []
-    anchors = dict(anchors or {})
-    swap = bool(text_from) and text_to is not None and text_from != text_to
+    pair = _Pair(src_html, dst_html, anchors, text_from, text_to)
     out = []
     physics = 0  # lines left to the browser (reaction_only): not the reaction, not counted
     lines = [line for line in text.splitlines() if line.strip()]
@@ -151,71 +144,111 @@ def transplant(
             e = parse_line(line, k)
         except EditError:
             continue
-        op, num, args = e.op, e.number, list(e.args)
-        typed_into = False
-        if op == "attr" and len(args) == 2 and args[0] == "value" and text_from and text_to is not None:
-            try:
-                before = src[num].get("value", "") if num is not None else None
-            except IndexError:
-                before = None
-            # typing appends: this screen's field gets this action's text after what it holds
-            typed_into = before is not None and args[1] == before + text_from
-        if swap and not typed_into:
+        typed_into = pair.typed_into(e)
+        args = list(e.args)
+        if pair.swap and not typed_into:
             args = [
                 a.replace(text_from, text_to) if isinstance(a, str) and not a.isdigit() else a for a in args
             ]
-        if num is None:
+        if e.number is None:
             continue
-        if op == "css-del":
-            at, count = num, int(args[0]) if args and str(args[0]).isdigit() else 1
-            for rule in lines_a[at : at + count]:
-                if rule in lines_b:
-                    out.append(f"css-del {lines_b.index(rule)} 1")
+        if e.op in ("css-del", "css-ins"):
+            out.extend(pair.css_lines(e.op, e.number, args))
             continue
-        if op == "css-ins":
-            if not args:
-                continue
-            at, rule = num, str(args[0])
-            # A rule goes in only beside the line it went in beside there: a screen styled by
-            # the same sheet. Another app's rule pasted into this app's sheet styles what this
-            # app's author never wrote for (a dark theme's rule turned a whole page dark).
-            if at < len(lines_a) and lines_a[at] in lines_b:
-                where = lines_b.index(lines_a[at])
-            elif at >= len(lines_a) and lines_a and lines_a[-1] in lines_b:
-                where = lines_b.index(lines_a[-1]) + 1
-            else:
-                continue
-            if rule not in lines_b:
-                out.append(f"css-ins {where} {quote(rule)}")
-            continue
-        n = _home(num, src, dst_sigs, anchors)
+        n = _home(e.number, pair.src, pair.dst_sigs, pair.anchors)
         if n is None:
             continue
-        if reaction_only and _physics(replace(e, args=tuple(args)), dst[n]):
+        if reaction_only and _physics(replace(e, args=tuple(args)), pair.dst[n]):
             physics += 1
             continue
-        if op == "remove":
-            out.append(f"remove {n}")
-        elif op == "class" and len(args) > 0:
-            out.append(f"class {n} {' '.join(str(c) for c in args)}")
-        elif op == "unattr" and len(args) == 1:
-            out.append(f"unattr {n} {args[0]}")
-        elif op == "attr" and len(args) == 2:
-            value = dst[n].get("value", "") + text_to if typed_into else str(args[1])
-            out.append(f"attr {n} {args[0]} {quote(value)}")
-        elif len(args) == 1 and isinstance(args[0], str):
-            out.append(f"{op} {n} {quote(args[0])}")
-    # drop lines the current screen cannot take (e.g. two that found the same home), one at a time
+        moved = _element_line(e.op, n, args, pair.dst[n], text_to if typed_into else None)
+        if moved is not None:
+            out.append(moved)
+    out = _applicable(out, dst_html)
+    if stats is not None:
+        stats.update(lines=len(lines) - physics, carried=len(out))
+    return "\n".join(out)
+
+
+class _Pair:
+    """The recorded screen and the current one, read once: their elements, the current
+    screen's element signatures, both stylesheets' lines, and the text swap."""
+
+    def __init__(self, src_html: str, dst_html: str, anchors, text_from, text_to):
+        da, db = Doc.of(src_html), Doc.of(dst_html)  # read only
+        self.src, self.dst = da.elements, db.elements
+        self.dst_sigs = [_sig(e) for e in self.dst]
+        sheet_a, sheet_b = da.stylesheet, db.stylesheet
+        self.lines_a = (sheet_a.string or "").split("\n") if sheet_a is not None else []
+        self.lines_b = (sheet_b.string or "").split("\n") if sheet_b is not None else []
+        self.anchors = dict(anchors or {})
+        self.text_from, self.text_to = text_from, text_to
+        self.swap = bool(text_from) and text_to is not None and text_from != text_to
+
+    def typed_into(self, e: EditOp) -> bool:
+        """An `attr N value` line that is the recorded action's text typed after what the field
+        held: on this screen the field gets this action's text after what it holds."""
+        args, text_from = e.args, self.text_from
+        if not (e.op == "attr" and len(args) == 2 and args[0] == "value" and text_from):
+            return False
+        if self.text_to is None:
+            return False
+        try:
+            before = self.src[e.number].get("value", "") if e.number is not None else None
+        except IndexError:
+            before = None
+        return before is not None and args[1] == before + text_from
+
+    def css_lines(self, op: str, at: int, args: list) -> list[str]:
+        """A stylesheet line re-addressed by its text onto this screen's sheet."""
+        lines_a, lines_b = self.lines_a, self.lines_b
+        if op == "css-del":
+            count = int(args[0]) if args and str(args[0]).isdigit() else 1
+            return [
+                f"css-del {lines_b.index(rule)} 1" for rule in lines_a[at : at + count] if rule in lines_b
+            ]
+        if not args:
+            return []
+        rule = str(args[0])
+        # A rule goes in only beside the line it went in beside there: a screen styled by
+        # the same sheet. Another app's rule pasted into this app's sheet styles what this
+        # app's author never wrote for (a dark theme's rule turned a whole page dark).
+        if at < len(lines_a) and lines_a[at] in lines_b:
+            where = lines_b.index(lines_a[at])
+        elif at >= len(lines_a) and lines_a and lines_a[-1] in lines_b:
+            where = lines_b.index(lines_a[-1]) + 1
+        else:
+            return []
+        return [] if rule in lines_b else [f"css-ins {where} {quote(rule)}"]
+
+
+def _element_line(op: str, n: int, args: list, el: Tag, typed: str | None) -> str | None:
+    """One element line written for element `n` of this screen (`el`); `typed`: the current
+    action's text, appended to what the field holds (Pair.typed_into)."""
+    if op == "remove":
+        return f"remove {n}"
+    if op == "class" and len(args) > 0:
+        return f"class {n} {' '.join(str(c) for c in args)}"
+    if op == "unattr" and len(args) == 1:
+        return f"unattr {n} {args[0]}"
+    if op == "attr" and len(args) == 2:
+        value = el.get("value", "") + typed if typed is not None else str(args[1])
+        return f"attr {n} {args[0]} {quote(value)}"
+    if len(args) == 1 and isinstance(args[0], str):
+        return f"{op} {n} {quote(args[0])}"
+    return None
+
+
+def _applicable(out: list[str], dst_html: str) -> list[str]:
+    """`out` less the lines the current screen cannot take (e.g. two that found the same home),
+    dropped one at a time; [] when it still fails after MAX_REPAIRS."""
+    out = list(out)
     for _ in range(MAX_REPAIRS):
         try:
             apply(dst_html, "\n".join(out))
-            if stats is not None:
-                stats.update(lines=len(lines) - physics, carried=len(out))
-            return "\n".join(out)
+            return out
         except EditError as e:
             del out[e.line_no - 1]
         except Exception:  # noqa: BLE001 - a parser corner case: nothing carries over
             break
-    if stats is not None:
-        stats.update(lines=len(lines) - physics, carried=0)
-    return ""
+    return []
