@@ -27,7 +27,7 @@ def tree_to_html(
     screenshot=None,
 ) -> str:
     """HTML for a screen: every window of the forest in z-order, coloured, sized and carried as
-    pixels from `screenshot` when given (corpus/translate.py), else drawn on white."""
+    pixels from `screenshot` when given (corpus/translate/), else drawn on white."""
     if screenshot is None:
         return translate(forest_bytes, None, scale, (width, height)).html()
     return translate(forest_bytes, screenshot, scale, (width, height)).html()
@@ -139,7 +139,7 @@ def import_android(
     episodes: set[int] | None = None,
 ) -> Iterator[Transition]:
     """Transitions from AndroidControl episodes, screens translated from their accessibility trees
-    and screenshots (corpus/translate.py). Each transition's app is its episode's package.
+    and screenshots (corpus/translate/). Each transition's app is its episode's package.
     `episodes`: only the records at these positions in the file (0-based; a pipeline's share).
 
     With `skipped`, a bad record (an action that does not parse or lies off its screen, an episode

@@ -250,7 +250,7 @@ def revise_regions(draft, ref: np.ndarray, pred: np.ndarray, tile: int = TILE) -
         from scipy.ndimage import find_objects, label
 
         lab, _ = label(rest)
-        clean = getattr(draft, "clean", ref)
+        clean = draft.clean if draft.clean is not None else ref
         H, W = ref.shape[:2]
         for sl in find_objects(lab):
             box = (

@@ -1,4 +1,4 @@
-"""Phone screen translation (corpus/translate.py) on hand-made screens: each test builds a forest in
+"""Phone screen translation (corpus/translate/) on hand-made screens: each test builds a forest in
 android_env's real schema and a screenshot that real Chromium renders from a small phone page, then
 checks one fault of the translation stays fixed (issue #41). No real trace is read here."""
 
