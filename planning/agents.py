@@ -87,9 +87,13 @@ class MiniWoBAgent:
 
 
 def recorder_policy(agent, lookahead=None, max_actions: int = 4):
-    """Drive a live page with an agent (optionally through a Lookahead) via corpus.Recorder."""
+    """Drive a live page with an agent (optionally through a Lookahead) via corpus.Recorder; the
+    lookahead is told the action that led to each screen in the episode."""
+    taken: list = [None]
 
     def policy(ctx):
+        if ctx.step == 0:
+            taken[0] = None
         if ctx.step >= max_actions:
             return None
         cands = agent(ctx.screen, ctx.goal)
@@ -97,6 +101,7 @@ def recorder_policy(agent, lookahead=None, max_actions: int = 4):
             return None
         if lookahead is None:
             return max(cands, key=lambda c: c.confidence).action
-        return lookahead.choose(ctx.screen, ctx.goal, cands)
+        taken[0] = lookahead.choose(ctx.screen, ctx.goal, cands, previous=taken[0])
+        return taken[0]
 
     return policy

@@ -15,7 +15,17 @@ from render import Renderer
 from worldmodel.model import WorldModel, render_pending
 from worldmodel.types import Action, Prediction, Query, Screen
 
+from .progress import TaskStates
 from .scorers import Scorer, says_done
+
+
+def _same_action(a: Action, b: Action, px: float = 2.0) -> bool:
+    """The same kind of action with the same text or key, at the same point (within `px`)."""
+    if (a.type, a.text, a.key, a.direction) != (b.type, b.text, b.key, b.direction):
+        return False
+    if a.x is None or b.x is None:
+        return a.x is b.x
+    return abs(a.x - b.x) <= px and abs((a.y or 0) - (b.y or 0)) <= px
 
 
 @dataclass
@@ -91,6 +101,7 @@ class Lookahead:
         mode: str | None = None,
         budget: int | None = None,
         margin: float = 0.05,
+        repeat_factor: float = 0.5,
     ):
         if depth < 1 or beam < 1:
             raise ValueError(f"depth ({depth}) and beam ({beam}) must be at least 1")
@@ -106,14 +117,21 @@ class Lookahead:
         # With a budget (imagined steps per decision) the search is not of a fixed shape: see
         # _rank_within_budget. `margin`: scores this close to the best are still unsure.
         self.budget, self.margin = budget, margin
+        # A score's share kept by the action just taken in reality, taken again, where the
+        # imagination shows it changing nothing (see _after_previous).
+        self.repeat_factor = repeat_factor
+        self._states = TaskStates()
         self.imagined_steps = 0
         self.last_spent = 0  # imagined steps the last decision took
 
-    def rank(self, screen: Screen, goal: str, candidates: Sequence[Candidate]) -> list[Ranked]:
+    def rank(
+        self, screen: Screen, goal: str, candidates: Sequence[Candidate], previous: Action | None = None
+    ) -> list[Ranked]:
         """Candidates ranked best first, each with the screens imagined for it.
 
         The first imagined step of every candidate is one batch; past it, the beams of all
-        candidates advance together, one batch per depth."""
+        candidates advance together, one batch per depth. `previous`: the action taken in
+        reality that led to `screen` (see _after_previous)."""
         every = sorted(candidates, key=lambda c: -c.confidence)
         cands = every[: self.top_k]
         if not cands:
@@ -121,7 +139,7 @@ class Lookahead:
         if self.confident_at is not None and cands[0].confidence >= self.confident_at:
             return [Ranked(c.action, c.confidence, [], c.confidence) for c in cands]  # gate: trust the agent
         if self.budget is not None:
-            return self._rank_within_budget(screen, goal, every)
+            return self._after_previous(screen, self._rank_within_budget(screen, goal, every), previous)
         before = self.imagined_steps
         preds = self._imagine([(screen, c.action) for c in cands], goal)
         scores = [self.scorer(screen, c.action, p, goal) for c, p in zip(cands, preds)]
@@ -138,12 +156,35 @@ class Lookahead:
                     paths[i] += fpath
         ranked = [Ranked(c.action, s, path, c.confidence) for c, s, path in zip(cands, scores, paths)]
         self.last_spent = self.imagined_steps - before
-        # ties go to the agent's own preference
-        return sorted(ranked, key=lambda r: (-r.score, -r.confidence))
+        return self._after_previous(screen, ranked, previous)
 
-    def choose(self, screen: Screen, goal: str, candidates: Sequence[Candidate]) -> Action | None:
-        ranked = self.rank(screen, goal, candidates)
+    def choose(
+        self, screen: Screen, goal: str, candidates: Sequence[Candidate], previous: Action | None = None
+    ) -> Action | None:
+        ranked = self.rank(screen, goal, candidates, previous)
         return ranked[0].action if ranked else None
+
+    def _after_previous(self, screen: Screen, ranked: list[Ranked], previous: Action | None) -> list[Ranked]:
+        """Best first (ties to the agent's preference), the action just taken in reality, taken
+        again, keeping `repeat_factor` of its score where its imagined screen shows no change (no
+        value, checked state or text; focus aside). The imagination cannot show what such an
+        action does (an app's script reacts to it), but reality just did: `screen` is what it
+        does, so its score (what the scorer read off its target, a Search button or a menu) was
+        for a step already taken."""
+        if previous is not None:
+            before = self._states.of(screen.html)
+            for r in ranked:
+                first = r.imagined[0] if r.imagined else None
+                if first is None or not first.ok or not _same_action(r.action, previous):
+                    continue
+                after = self._states.of(first.html)
+                if (after.words, after.checked, [f.value for f in after.fields]) == (
+                    before.words,
+                    before.checked,
+                    [f.value for f in before.fields],
+                ):
+                    r.score *= self.repeat_factor
+        return sorted(ranked, key=lambda r: (-r.score, -r.confidence))
 
     def _done(self, current: Screen, action: Action, imagined: Prediction, goal: str) -> bool:
         return says_done(self.scorer, current, action, imagined, goal)

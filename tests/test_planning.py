@@ -60,6 +60,36 @@ def test_lookahead_picks_the_action_whose_imagined_screen_fits_the_goal(renderer
     assert "Settings" in ranked[0].imagined[0].html and la.imagined_steps == 2
 
 
+def test_the_action_just_taken_is_not_taken_again_where_imagination_shows_it_changing_nothing(renderer):
+    """Search was just pressed in reality (the results are its answer, which the sim cannot show):
+    pressing it again keeps half its score and the result the goal names wins; an action whose
+    imagined screen changes (typing) keeps its whole score."""
+    from render import Viewport
+
+    page = (
+        "<html><body style='margin:0;font:16px sans-serif'><input id=q value='Annis' style='height:30px'>"
+        "<button style='display:block;height:30px'>Search</button>"
+        "<a href='#r' style='display:block;height:30px'>Annis</a><a href='#s' style='display:block;height:30px'>Bo</a>"
+        "</body></html>"
+    )
+    screen = Screen(renderer.render(page, Viewport(320, 240)).png, html=page)
+    boxes = {b.text or b.tag: b for b in renderer.render(page, Viewport(320, 240)).boxes}
+    at = lambda b: dict(x=b.x + b.w / 2, y=b.y + b.h / 2)  # noqa: E731
+    search, result = Action("tap", **at(boxes["Search"])), Action("tap", **at(boxes["Annis"]))
+    typed = Action("type", **at(boxes["input"]), text="x")
+    goal = 'Use the textbox to enter "Annis" and press "Search", then click the search result.'
+    cands = [Candidate(search, 0.5), Candidate(result, 0.5), Candidate(typed, 0.3)]
+    with WorldModel.load("sim", renderer=renderer) as wm:
+        la = Lookahead(wm, ProgressScorer(renderer=renderer), confident_at=None, renderer=renderer)
+        fresh = la.rank(screen, goal, cands)
+        again = la.rank(screen, goal, cands, previous=search)
+        retyped = la.rank(screen, goal, cands, previous=typed)
+    score = lambda ranked, a: next(r.score for r in ranked if r.action is a)  # noqa: E731
+    assert fresh[0].action is search and again[0].action is result
+    assert score(again, search) == 0.5 * score(fresh, search) > 0
+    assert score(retyped, typed) == score(fresh, typed)
+
+
 def test_confident_agent_skips_imagination(renderer):
     wm = TableModel({})
     la = Lookahead(wm, GoalTextScorer(), confident_at=0.9, renderer=renderer)
