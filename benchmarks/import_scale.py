@@ -27,6 +27,8 @@ import threading
 import time
 from pathlib import Path
 
+from render import proctree
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -50,30 +52,16 @@ def first_episodes(src: Path, n: int, out: Path) -> None:
             g.write(head + f.read(size + 4))
 
 
-def _tree_rss(pid: int) -> tuple[int, int]:
-    """(RSS of the python processes, RSS of every process) in the tree under pid, bytes."""
-    kids: dict[int, list[int]] = {}
-    info: dict[int, tuple[str, int]] = {}
-    for p in Path("/proc").iterdir():
-        if not p.name.isdigit():
-            continue
-        try:
-            stat = (p / "stat").read_text()
-            status = (p / "status").read_text()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        m = re.search(r"VmRSS:\s+(\d+) kB", status)
-        kids.setdefault(ppid, []).append(int(p.name))
-        info[int(p.name)] = (name, int(m.group(1)) * 1024 if m else 0)
-    todo, py, alln = [pid], 0, 0
-    while todo:
-        q = todo.pop()
-        name, rss = info.get(q, ("", 0))
+def _tree_sample(pid: int, cpu: dict) -> tuple[int, int]:
+    """(RSS of the python processes, RSS of every process) in the tree under pid, bytes; the CPU
+    seconds each process of the tree has used so far go into `cpu`, keyed by (pid, start time),
+    so processes that end between samples keep their last reading."""
+    py = alln = 0
+    for q in proctree.descendants(pid):
+        rss = int(proctree.rss_mb(q) * 2**20)
         alln += rss
-        py += rss if name.startswith(("python", "wm")) else 0
-        todo += kids.get(q, [])
+        py += rss if proctree.name(q).startswith(("python", "wm")) else 0
+        cpu[(q, proctree.started(q))] = proctree.cpu_seconds(q)
     return py, alln
 
 
@@ -92,11 +80,11 @@ def run_import(src: Path, out: Path, procs: int) -> dict:
     ]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
-    peak = [0, 0]
+    peak, cpu = [0, 0], {}
 
     def sample():
         while p.poll() is None:
-            py, alln = _tree_rss(p.pid)
+            py, alln = _tree_sample(p.pid, cpu)
             peak[0], peak[1] = max(peak[0], py), max(peak[1], alln)
             time.sleep(0.2)
 
@@ -113,6 +101,8 @@ def run_import(src: Path, out: Path, procs: int) -> dict:
         "of": int(m.group(2)),
         "screens": int(m.group(3)),
         "secs": secs,
+        "cpu_s": sum(cpu.values()),
+        "cores_busy": sum(cpu.values()) / secs,
         "py_mb": peak[0] / 2**20,
         "all_mb": peak[1] / 2**20,
     }
@@ -121,7 +111,7 @@ def run_import(src: Path, out: Path, procs: int) -> dict:
 def line(label: str, r: dict) -> str:
     return (
         f"{label:<28} kept {r['kept']:>4}/{r['of']:<4} {r['screens']:>5} screens {r['secs']:7.1f} s "
-        f"{r['screens'] / r['secs']:6.2f} screens/s  peak RSS python {r['py_mb']:7.0f} MB, tree {r['all_mb']:7.0f} MB"
+        f"{r['screens'] / r['secs']:6.2f} screens/s  {r['cpu_s'] / r['screens']:4.2f} CPU s/screen, {r['cores_busy']:4.2f} cores busy  peak RSS python {r['py_mb']:7.0f} MB, tree {r['all_mb']:7.0f} MB"
     )
 
 
@@ -145,6 +135,8 @@ def main() -> None:
             print(line(f"{args.procs} processes", b))
             print(
                 f"speed ratio {args.procs}/1: {(b['screens'] / b['secs']) / (a['screens'] / a['secs']):.2f}"
+                f" (bounded by {os.cpu_count()} cores / {a['cores_busy']:.2f} cores one process already keeps busy"
+                f" = {os.cpu_count() / a['cores_busy']:.2f})"
             )
         if args.only != "speed":
             many = work / "many"

@@ -70,6 +70,25 @@ def started(pid: int) -> int | None:
         return None
 
 
+def name(pid: int) -> str:
+    """The process' command name as the kernel keeps it (at most 15 characters; '' once gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return stat[stat.index(b"(") + 1 : stat.rindex(b")")].decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return ""
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time the process has used so far, user plus system (0 once it is gone)."""
+    fields = _stat_fields(pid)
+    try:
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") if fields else 0.0
+    except (ValueError, IndexError):
+        return 0.0
+
+
 def _status_kb(pid: int, path: str, key: str) -> float:
     try:
         with open(f"/proc/{pid}/{path}") as f:
