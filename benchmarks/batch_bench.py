@@ -63,6 +63,20 @@ def main() -> None:
         (f"openai endpoint, {a.delay:.1f} s/request", oa),
     ]:
         print(f"{name:34s} {one:10.2f} {many:8.2f} {many / one:6.2f}x")
+    from headline import record  # benchmarks/headline.py: the README's results table
+
+    record(
+        "batch_bench",
+        f"predictions/s, hf tiny, a batch of {len(queries)}",
+        round(hf[1], 2),
+        round(hf[0], 2),
+        "one by one",
+        f"{len(queries)} bundled test transitions",
+        unit="/s",
+        ratio=round(hf[1] / hf[0], 2),
+        openai_endpoint_per_s=round(oa[1], 2),
+        openai_one_by_one_per_s=round(oa[0], 2),
+    )
 
 
 if __name__ == "__main__":

@@ -79,6 +79,26 @@ def main() -> None:
     b0 = statistics.mean(x["off"] for x in res["computed"].values())
     b1 = statistics.mean(x["off"] for x in res["stylesheets"].values())
     print(f"pixels off, stylesheets / computed: {b1 / b0:.2f}" if b0 else "")
+    from headline import record  # benchmarks/headline.py: the README's results table
+
+    def mean_of(c, key):
+        return round(statistics.mean(x[key] for x in res[c].values()), 4)
+
+    def floor_met(c):
+        return sum(x["blur"] >= FLOOR_BLUR and x["off"] <= FLOOR_OFF for x in res[c].values())
+
+    record(
+        "capture_bench",
+        f"mean blurred SSIM of captures rendered back, {len(names)} pinned third-party apps",
+        mean_of("stylesheets", "blur"),
+        mean_of("computed", "blur"),
+        "computed-style capture",
+        f"{len(names)} pinned npm apps, {a.episodes} episodes x {a.steps} steps",
+        unit="blurred SSIM",
+        pixels_off=mean_of("stylesheets", "off"),
+        pixels_off_baseline=mean_of("computed", "off"),
+        floor_met=f"{floor_met('stylesheets')}/{len(names)} (baseline {floor_met('computed')}/{len(names)})",
+    )
 
 
 if __name__ == "__main__":

@@ -106,6 +106,20 @@ def main() -> None:
     print(f"pages with a screen below {FLOOR}: {below or 'none'} (pictures in {out})")
     print(f"wall time {time.perf_counter() - t0:.0f} s (shared, loaded CPU)")
     print(json.dumps({"pages": len(pages), "blur_mean": mb, "off_mean": mo, "below": below}))
+    from headline import record  # benchmarks/headline.py: the README's results table
+
+    record(
+        "capture_survey",
+        f"mean blurred SSIM of captures rendered back, {len(pages)} pages",
+        round(mb, 4),
+        round(bb, 4),
+        "the same screens in the old wrapper form",
+        f"{len(pages)} pages x {len(SURVEY_VIEWPORTS)} sizes, {a.steps} explorer steps, {len(ok)} screens",
+        unit="blurred SSIM",
+        pixels_off=round(mo, 4),
+        pixels_off_baseline=round(bo, 4),
+        pages_below_floor=below,
+    )
 
 
 if __name__ == "__main__":

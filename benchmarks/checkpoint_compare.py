@@ -101,6 +101,23 @@ def main():
             f" {f['ssim'] - base['ssim']:+12.4f} {f['text_f1'] - base['text_f1']:+14.4f}"
             f" {f['edit_failure_rate'] or 0:9.2f}"
         )
+    if args.checkpoints:
+        from headline import record  # benchmarks/headline.py: the README's results table
+
+        ck = [figs["backends"][p] for p in args.checkpoints]
+        record(
+            "checkpoint_compare",
+            f"SSIM of {len(ck)} checkpoint(s) as their cards run them (mean)",
+            round(sum(f["ssim"] for f in ck) / len(ck), 4),
+            round(base["ssim"], 4),
+            "copy (current HTML rendered)",
+            f"{where}{' (third-party apps)' if args.third_party else ''}, {figs['n']} transitions",
+            unit="SSIM",
+            text_f1=round(sum(f["text_f1"] for f in ck) / len(ck), 4),
+            text_f1_copy=round(base["text_f1"], 4),
+            per_checkpoint={p: round(figs["backends"][p]["ssim"], 4) for p in args.checkpoints},
+            also={s: round(figs["backends"][s]["ssim"], 4) for s in args.also},
+        )
 
 
 def _by_app(per_app, names):

@@ -91,6 +91,21 @@ def main():
         f"{np.median([len(d) for d in docs]):.0f}; median edit/document {ratio:.3f} ({1 / ratio:.1f}x shorter)"
     )
     sizes_by_kind(args.checkpoint)
+    from headline import record  # benchmarks/headline.py: the README's results table
+
+    arm, copy = figs["backends"]["sim+retrieval-transplant"], figs["backends"]["copy"]
+    record(
+        "edit_bench",
+        "SSIM, sim + retrieval-transplant (edit mode), no weights",
+        round(arm["ssim"], 4),
+        round(copy["ssim"], 4),
+        "copy (current HTML rendered)",
+        f"bundled test split, {figs['n']} transitions",
+        unit="SSIM",
+        text_f1=round(arm["text_f1"], 3),
+        text_f1_copy=round(copy["text_f1"], 3),
+        median_edit_over_document=round(float(ratio), 3),
+    )
 
 
 def _kind(app: str) -> str:

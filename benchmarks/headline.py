@@ -15,7 +15,8 @@ README's "results at a glance" table, and a test fails when the README's table d
 `machine_state` says "idle" or "loaded" when the caller knows (a shared machine is "loaded"); left
 out, it is "loaded" when the 1-minute load average exceeds the machine's cores (a benchmark's own
 processes load it up to its cores), else "idle", and the load average is recorded beside it.
-Nothing here imports anything heavy, and the JSON holds no path outside the repository.
+`WM_HEADLINE_DIR=DIR` sends the JSON elsewhere (a trial run that should not replace the current
+figure). Nothing here imports anything heavy.
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ def record(
         "machine": machine(machine_state, now=date is None),
         "extra": extra,
     }
-    folder = Path(out_dir) if out_dir is not None else RESULTS
+    folder = Path(out_dir or os.environ.get("WM_HEADLINE_DIR") or RESULTS)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
     tmp = path.with_suffix(".json.tmp")

@@ -125,9 +125,10 @@ def run(scripts: bool, listener: Listener) -> list[dict]:
 
 def main() -> None:
     listener = Listener()
+    runs = {}
     try:
         for scripts in (False, True):
-            rows = run(scripts, listener)
+            rows = runs[scripts] = run(scripts, listener)
             print(f"\nscripts {'on (capture replay)' if scripts else 'off (model output, the default)'}")
             print(
                 f"{'case':28s} {'outcome':10s} {'escapes':>7s} {'leak':>5s} {'hang':>5s} {'attack s':>8s} {'recover s':>9s}"
@@ -143,6 +144,21 @@ def main() -> None:
             )
     finally:
         listener.close()
+    from headline import record  # benchmarks/headline.py: the README's results table
+
+    every = [x for rows in runs.values() for x in rows]
+    record(
+        "hostile_bench",
+        f"escapes, leaks and hangs over {len(runs[False])} attacks, scripts off and on",
+        sum(x["escape"] + x["leak"] + x["hang"] for x in every),
+        None,
+        "no baseline: each attack followed by a probe page",
+        f"{len(runs[False])} hand-written attack pages",
+        worst_recovery_s={
+            "scripts off": round(max(x["recovery_s"] for x in runs[False]), 2),
+            "scripts on": round(max(x["recovery_s"] for x in runs[True]), 2),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -256,13 +256,35 @@ def main():
         ("in-app (id-test: apps seen in training, episodes not)", in_app, True),
         ("unseen apps (test split and --unseen corpora)", unseen, False),
     )
+    done = {}
     with Renderer() as r:
         for label, ts, mine in sets:
             if args.only and args.only != ("in-app" if mine else "unseen"):
                 continue
             chosen = tuple(n for n in args.models.split(",") if n)
-            run_set(label, ts, r, args.corpus, args.checkpoint, mine, args.limit, index, chosen)
+            done[mine] = run_set(label, ts, r, args.corpus, args.checkpoint, mine, args.limit, index, chosen)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s (2 shared CPU cores: timings are noisy)")
+    rows = done.get(True) or {}
+    if rows and "sim+memory" in next(iter(rows.values()))["backends"]:
+        from headline import record  # benchmarks/headline.py: the README's results table
+
+        n = sum(f["n"] for f in rows.values())
+        mem = [(f["n"], f["backends"]["sim+memory"], f["backends"]["copy"]) for f in rows.values()]
+        record(
+            "inapp",
+            "sim+memory: SSIM gain over the screenshot kept, pooled over "
+            + ", ".join(rows)
+            + (f" (at most {args.limit} per group)" if args.limit else ""),
+            round(sum(k * m["gain_over_copy"] for k, m, _ in mem) / n, 4),
+            0.0,
+            "the screenshot kept",
+            f"{args.corpus or 'bundled'} id-test split, {n} transitions",
+            unit="SSIM gain",
+            text_f1_gain_over_copy=round(
+                sum(k * ((m["text_f1"] or 0) - c["text_f1"]) for k, m, c in mem) / n, 4
+            ),
+            per_group={g: round(f["backends"]["sim+memory"]["gain_over_copy"], 4) for g, f in rows.items()},
+        )
 
 
 if __name__ == "__main__":

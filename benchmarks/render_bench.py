@@ -125,7 +125,7 @@ def reward_group_time(group: int = 8, repeats: int = 5) -> tuple[float, float]:
     return times[0], sum(times[1:]) / repeats
 
 
-def mixed_sizes(items, pool: int, rounds: int) -> None:
+def mixed_sizes(items, pool: int, rounds: int) -> dict:
     import io
 
     import numpy as np
@@ -162,6 +162,7 @@ def mixed_sizes(items, pool: int, rounds: int) -> None:
     print(
         f"ratio ours/plain, renders/s: {statistics.median(rate['ours']) / statistics.median(rate['plain']):.2f}"
     )
+    return {"wrong": wrong, "per_s": {k: statistics.median(v) for k, v in rate.items()}, "renders": n}
 
 
 def main() -> None:
@@ -173,8 +174,21 @@ def main() -> None:
         "--mixed", action="store_true", help="pages of every size, shuffled; wrong renders counted"
     )
     a = ap.parse_args()
+    from headline import record  # benchmarks/headline.py: the README's results table
+
     if a.mixed:
-        mixed_sizes(corpus_pages(a.pages, mixed=True), a.pool, a.rounds)
+        m = mixed_sizes(corpus_pages(a.pages, mixed=True), a.pool, a.rounds)
+        record(
+            "render_bench_mixed",
+            f"wrong renders in {m['renders']}, pages of three sizes shuffled",
+            m["wrong"]["ours"],
+            m["wrong"]["plain"],
+            "plain Playwright, pages resized",
+            f"{a.pages} bundled pages of all three sizes, {a.rounds} rounds",
+            unit="wrong renders",
+            renders_per_s=round(m["per_s"]["ours"], 1),
+            baseline_renders_per_s=round(m["per_s"]["plain"], 1),
+        )
         return
     items = corpus_pages(a.pages)
     # Alternate the arms over several rounds and take medians: on 2 cores one run swings +-20%.
@@ -205,6 +219,18 @@ def main() -> None:
     print(f"ratio to a new browser per page (warm pixels): {med['pixels'][1] / naive:.1f}x")
     first, warm = reward_group_time()
     print(f"GRPO rewards (R_sem+R_act+R_format) for a group of 8: {warm:.3f} s (first call {first:.3f} s)")
+    record(
+        "render_bench",
+        "renders/s, one page size, cold pass",
+        round(med["pixels"][0], 1),
+        round(med["ceiling"][0], 1),
+        "plain Playwright (the ceiling)",
+        f"{len(items)} bundled pages, 360x640, pool {a.pool}",
+        unit="renders/s",
+        warm=round(med["pixels"][1], 1),
+        warm_ceiling=round(med["ceiling"][1], 1),
+        grpo_rewards_group_of_8_s=round(warm, 3),
+    )
 
 
 if __name__ == "__main__":
