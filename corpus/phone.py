@@ -91,71 +91,24 @@ def revise_transitions(
     and keep the transitions both of whose screens reach the floor."""
     from render import Renderer
 
-    from .revise import revise_drafts
-
     rep = report or ImportReport()
     t0 = time.perf_counter()
     own = renderer is None
     r = renderer or Renderer(pool_size=2)
     bar = _progress(None, "screens", progress)
     pending: list[Transition] = []
-    scores = rep.screen_scores
 
     def flush():
         todo, seen = [], set()
         for t in pending:
             for s in (t.screen, t.next_screen):
-                if id(s) not in scores and id(s) not in seen and id(s) in drafts:
+                if id(s) not in rep.screen_scores and id(s) not in seen and id(s) in drafts:
                     seen.add(id(s))
                     todo.append(s)
         if todo:
-            try:
-                revs = revise_drafts(
-                    [(drafts[id(s)], np.asarray(s.image.convert("RGB"))) for s in todo],
-                    r,
-                    floor,
-                    max_off,
-                    rounds,
-                    deadline_s=30.0 * max(1, len(todo)),
-                )
-            except Exception as e:  # noqa: BLE001 - a batch that crashes is reported, the rest kept
-                revs = [None] * len(todo)
-                rep.skipped.append(
-                    f"a batch of {len(todo)} screens failed: {type(e).__name__}: {str(e)[:200]}"
-                )
-            for s, rv in zip(todo, revs):
-                scores[id(s)] = rv
-                if rv is not None:
-                    s.html = rv.html
-                    last, first = rv.final or rv.rounds[-1], rv.rounds[0]
-                    rep.rows.append(
-                        {
-                            "app": s.app,
-                            "passed": rv.passed,
-                            "blur_ssim": last.get("blur_ssim"),
-                            "pixels_off": last.get("pixels_off"),
-                            "first_pixels_off": first.get("pixels_off"),
-                            "chars": len(rv.html),
-                            "reason": rv.reason,
-                        }
-                    )
-                drafts.pop(id(s), None)  # the draft (and its screenshot copy) is done with
-            rep.screens += len(todo)
+            _revise_screens(todo, drafts, r, (floor, max_off, rounds), rep)
             bar.update(len(todo))
-        for t in pending:
-            a, b = scores.get(id(t.screen)), scores.get(id(t.next_screen))
-            if a is None or b is None:
-                rep.dropped["screens that could not be revised"] += 1
-                continue
-            t.meta["revision"] = _jsonable(b.rounds)
-            t.meta["html_ssim"] = b.score
-            t.meta["html_pixels_off"] = (b.final or {}).get("pixels_off")
-            if licence:
-                t.meta["licence"] = licence
-            if a.passed and b.passed:
-                rep.kept.append(t)
-            else:
-                rep.dropped[_short(b.reason if not b.passed else a.reason)] += 1
+        _keep(pending, rep, licence)
         pending.clear()
 
     try:
@@ -170,6 +123,64 @@ def revise_transitions(
             r.close()
     rep.seconds += time.perf_counter() - t0
     return rep
+
+
+def _revise_screens(todo: list, drafts: dict, r, how: tuple, rep: ImportReport) -> None:
+    """Revise one batch of screens (`how`: floor, max_off, rounds), giving each its revised HTML,
+    its score in `rep.screen_scores` and a row in `rep.rows`; a batch that crashes is reported
+    and its screens scored None."""
+    from .revise import revise_drafts
+
+    floor, max_off, rounds = how
+    try:
+        revs = revise_drafts(
+            [(drafts[id(s)], np.asarray(s.image.convert("RGB"))) for s in todo],
+            r,
+            floor,
+            max_off,
+            rounds,
+            deadline_s=30.0 * max(1, len(todo)),
+        )
+    except Exception as e:  # noqa: BLE001 - a batch that crashes is reported, the rest kept
+        revs = [None] * len(todo)
+        rep.skipped.append(f"a batch of {len(todo)} screens failed: {type(e).__name__}: {str(e)[:200]}")
+    for s, rv in zip(todo, revs):
+        rep.screen_scores[id(s)] = rv
+        if rv is not None:
+            s.html = rv.html
+            last, first = rv.final or rv.rounds[-1], rv.rounds[0]
+            rep.rows.append(
+                {
+                    "app": s.app,
+                    "passed": rv.passed,
+                    "blur_ssim": last.get("blur_ssim"),
+                    "pixels_off": last.get("pixels_off"),
+                    "first_pixels_off": first.get("pixels_off"),
+                    "chars": len(rv.html),
+                    "reason": rv.reason,
+                }
+            )
+        drafts.pop(id(s), None)  # the draft (and its screenshot copy) is done with
+    rep.screens += len(todo)
+
+
+def _keep(pending: list, rep: ImportReport, licence: str | None) -> None:
+    """Keep the transitions both of whose screens passed; count the rest by why they did not."""
+    scores = rep.screen_scores
+    for t in pending:
+        a, b = scores.get(id(t.screen)), scores.get(id(t.next_screen))
+        if a is None or b is None:
+            rep.dropped["screens that could not be revised"] += 1
+            continue
+        t.meta["revision"] = _jsonable(b.rounds)
+        t.meta["html_ssim"] = b.score
+        t.meta["html_pixels_off"] = (b.final or {}).get("pixels_off")
+        if licence:
+            t.meta["licence"] = licence
+        if a.passed and b.passed:
+            rep.kept.append(t)
+        else:
+            rep.dropped[_short(b.reason if not b.passed else a.reason)] += 1
 
 
 def _short(reason: str) -> str:
@@ -369,26 +380,11 @@ def read_droidbot(
     the screens before and after it. What cannot be used is counted in `drop` by reason; a
     state that cannot be read is named in `skipped`. `steps`: only the events at these positions
     (a pipeline's share; states are counted in `drop` only by the share that starts at 0)."""
-    from .translate import translate
-
     folder = Path(folder)
     ev_dir, st_dir = folder / "events", folder / "states"
     if not ev_dir.is_dir() or not st_dir.is_dir():
         raise FileNotFoundError(f"{folder} is not a DroidBot output folder (no events/ and states/)")
-    states: dict[str, tuple[dict, Path]] = {}
-    for p in sorted(st_dir.glob("state_*.json")):
-        try:
-            st = json.loads(p.read_text())
-        except ValueError as e:
-            if steps is None or steps.start == 0:
-                skipped.append(f"{p.name}: not JSON ({e})")
-            continue
-        img = _find_image(st_dir, p.stem[len("state_") :])
-        if img is None or not st.get("state_str"):
-            if steps is None or steps.start == 0:
-                drop["states without a screenshot"] += 1
-            continue
-        states.setdefault(st["state_str"], (st, img))
+    states = _droidbot_states(st_dir, skipped, drop, steps is None or steps.start == 0)
     if app is None:
         pk = Counter(st.get("foreground_activity", "").split("/")[0] for st, _ in states.values())
         pk.pop("", None)
@@ -398,27 +394,9 @@ def read_droidbot(
     scale_of: dict[int, float] = {}  # id(screen) -> screenshot pixels per phone pixel
 
     def screen(key: str) -> Screen | None:
-        if key in screens:
-            return screens[key]
-        st, img_path = states[key]
-        try:
-            png = img_path.read_bytes()
-            im = Image.open(io.BytesIO(png)).convert("RGB")
-            W, H = im.size
-            # a state's width/height are swapped for portrait screens: the phone's width is the smaller
-            pw = min(int(st.get("width") or W), int(st.get("height") or H)) or W
-            s_ = W / pw
-            forest = _droidbot_forest(st, s_, s_)
-            d = translate(forest, im, 1.0, (W, H))
-            s = Screen(im, html=d.html(), app=app)
-            scale_of[id(s)] = s_
-            if drafts is not None:
-                drafts[id(s)] = d
-        except Exception as e:  # noqa: BLE001 - a screen that cannot be read is reported, the rest kept
-            skipped.append(f"{img_path.name}: could not translate: {type(e).__name__}: {str(e)[:200]}")
-            s = None
-        screens[key] = s
-        return s
+        if key not in screens:
+            screens[key] = _droidbot_screen(*states[key], app, skipped, scale_of, drafts)
+        return screens[key]
 
     episode = folder.name
     for step, p in enumerate(sorted(ev_dir.glob("event_*.json"))):
@@ -449,6 +427,52 @@ def read_droidbot(
             continue
         meta = {"source": "droidbot", "event": rec.get("event_str", "")[:200], "tag": rec.get("tag", "")}
         yield Transition(a, act, b, "", app, episode, step, meta)
+
+
+def _droidbot_states(st_dir: Path, skipped: list[str], drop: Counter, count: bool) -> dict:
+    """A DroidBot folder's states by `state_str`: (state JSON, screenshot path); what cannot be
+    read is named in `skipped` or counted in `drop`, when `count` (one share counts them)."""
+    states: dict[str, tuple[dict, Path]] = {}
+    for p in sorted(st_dir.glob("state_*.json")):
+        try:
+            st = json.loads(p.read_text())
+        except ValueError as e:
+            if count:
+                skipped.append(f"{p.name}: not JSON ({e})")
+            continue
+        img = _find_image(st_dir, p.stem[len("state_") :])
+        if img is None or not st.get("state_str"):
+            if count:
+                drop["states without a screenshot"] += 1
+            continue
+        states.setdefault(st["state_str"], (st, img))
+    return states
+
+
+def _droidbot_screen(
+    st: dict, img_path: Path, app: str, skipped: list, scale_of: dict, drafts
+) -> Screen | None:
+    """One DroidBot state translated (its Draft kept in `drafts`, its screenshot pixels per phone
+    pixel in `scale_of`), or None, named in `skipped`, when it cannot be."""
+    from .translate import translate
+
+    try:
+        png = img_path.read_bytes()
+        im = Image.open(io.BytesIO(png)).convert("RGB")
+        W, H = im.size
+        # a state's width/height are swapped for portrait screens: the phone's width is the smaller
+        pw = min(int(st.get("width") or W), int(st.get("height") or H)) or W
+        s_ = W / pw
+        forest = _droidbot_forest(st, s_, s_)
+        d = translate(forest, im, 1.0, (W, H))
+        s = Screen(im, html=d.html(), app=app)
+        scale_of[id(s)] = s_
+        if drafts is not None:
+            drafts[id(s)] = d
+        return s
+    except Exception as e:  # noqa: BLE001 - a screen that cannot be read is reported, the rest kept
+        skipped.append(f"{img_path.name}: could not translate: {type(e).__name__}: {str(e)[:200]}")
+        return None
 
 
 def import_droidbot(
