@@ -125,6 +125,7 @@ def main() -> None:
     args = ap.parse_args()
     src = data_folder(args.data) / "dev.tfrecord.gz"
     work = Path(tempfile.mkdtemp(prefix="import-scale-"))
+    a = b = x1 = xk = None
     try:
         one = work / "one.tfrecord"
         first_episodes(src, args.episodes, one)
@@ -153,6 +154,27 @@ def main() -> None:
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if a and b:
+        from headline import record  # benchmarks/headline.py: the README's results table
+
+        memory = {}
+        if x1 and xk:
+            memory = dict(
+                peak_python_mb={"1x": round(x1["py_mb"]), f"{args.copies}x": round(xk["py_mb"])},
+                peak_tree_mb={"1x": round(x1["all_mb"]), f"{args.copies}x": round(xk["all_mb"])},
+            )
+        record(
+            "import_scale",
+            f"phone import screens/s on {args.procs} processes (wm corpus import-android --num-proc)",
+            round(b["screens"] / b["secs"], 2),
+            round(a["screens"] / a["secs"], 2),
+            "1 process",
+            f"shared phone dev set{f', first {args.episodes} episodes' if args.episodes else ''}, {a['screens']} screens",
+            unit="screens/s",
+            ratio=round((b["screens"] / b["secs"]) / (a["screens"] / a["secs"]), 2),
+            cores_busy_one_process=round(a["cores_busy"], 2),
+            **memory,
+        )
 
 
 if __name__ == "__main__":
