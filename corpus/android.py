@@ -92,10 +92,17 @@ def tfrecord_files(path: str | Path) -> list[Path]:
     return files
 
 
-def android_episode_units(path: str | Path) -> list[tuple[str, int]]:
+def android_episode_units(path: str | Path) -> tuple[list[tuple[str, int]], list[int]]:
     """Every episode `path` holds (file, shards or glob) as (file, position in it): the units an
-    import is split into across processes and machines."""
-    return [(str(f), k) for f in tfrecord_files(path) for k, _ in enumerate(read_episodes(f))]
+    import is split into across processes and machines; and each one's screens, to cut the
+    units into blocks of equal work (episodes run from 2 to 9 screens and more)."""
+    units, sizes = [], []
+    for f in tfrecord_files(path):
+        for k, episode in enumerate(read_episodes(f)):
+            units.append((str(f), k))
+            shots = episode.get("screenshots")
+            sizes.append(max(1, len(shots) if shots is not None else 0))
+    return units, sizes
 
 
 def _as_list(v) -> list:

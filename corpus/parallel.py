@@ -44,8 +44,11 @@ class Shard:
             raise ValueError(f"shard {text!r} is not I/N with 0 <= I < N (e.g. 0/4)")
         return cls(int(m.group(1)), int(m.group(2)))
 
-    def take(self, units: list) -> list:
-        """This shard's contiguous block of `units` (blocks differ in size by at most one)."""
+    def take(self, units: list, weights: list[float] | None = None) -> list:
+        """This shard's contiguous block of `units`: of near-equal total weight (a unit's screens,
+        say) when `weights` are given, else blocks that differ in size by at most one."""
+        if weights is not None:
+            return contiguous_blocks(units, self.of, weights)[self.index]
         n = len(units)
         return units[self.index * n // self.of : (self.index + 1) * n // self.of]
 
@@ -53,11 +56,43 @@ class Shard:
         return f"{self.index}/{self.of}"
 
 
-def stream_rows(make_rows: Callable[..., Iterator[dict]], units: list, num_proc: int, work: Path, **kw):
+def contiguous_blocks(units: list, n: int, weights: list[float]) -> list[list]:
+    """`units` cut into `n` contiguous blocks whose total weights are as near equal as the cuts
+    allow (each cut where the running total is nearest its share). Episodes differ in length:
+    cut by count, the first half of the shared dev set holds 191 of its 264 screens."""
+    if len(weights) != len(units):
+        raise ValueError(f"{len(weights)} weights for {len(units)} units")
+    run = [0.0]
+    for w in weights:
+        run.append(run[-1] + w)
+    cuts = [0]
+    for i in range(1, n):
+        share = run[-1] * i / n
+        j = min(range(cuts[-1], len(units) + 1), key=lambda k: abs(run[k] - share))
+        cuts.append(j)
+    cuts.append(len(units))
+    return [units[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+def _blocks_rows(units: list, make_rows: Callable[..., Iterator[dict]], work: str, **kw) -> Iterator[dict]:
+    """The rows of each block of units this process was handed, in order."""
+    for block in units:
+        yield from make_rows(units=block, work=work, **kw)
+
+
+def stream_rows(
+    make_rows: Callable[..., Iterator[dict]],
+    units: list,
+    num_proc: int,
+    work: Path,
+    weights: list[float] | None = None,
+    **kw,
+):
     """A Dataset of every row `make_rows(units=BLOCK, work=WORK, **kw)` yields over `units`,
     run by `num_proc` processes on contiguous blocks (rows in unit order whatever `num_proc`);
-    None when no unit yielded a row. `kw` values must not be lists (datasets would split them
-    across processes too)."""
+    None when no unit yielded a row. With `weights` (a unit's screens, say) the blocks carry
+    near-equal weight, else near-equal counts. `kw` values must not be lists (datasets would
+    split them across processes too)."""
     from datasets import Dataset
     from datasets.utils.logging import disable_progress_bar
 
@@ -68,13 +103,18 @@ def stream_rows(make_rows: Callable[..., Iterator[dict]], units: list, num_proc:
     if not units:
         return None
     disable_progress_bar()
-    # one unit per list entry: datasets splits list-valued kwargs across processes
+    procs = min(num_proc, len(units))
+    gen, gen_kwargs = make_rows, {"units": list(units), "work": str(work), **kw}
+    if procs > 1:
+        # datasets hands each process a contiguous share of a list-valued kwarg: one block each
+        blocks = contiguous_blocks(list(units), procs, weights or [1.0] * len(units))
+        gen, gen_kwargs = _blocks_rows, {**gen_kwargs, "units": blocks, "make_rows": make_rows}
     try:
         return Dataset.from_generator(
-            make_rows,
+            gen,
             features=features(),
-            gen_kwargs={"units": list(units), "work": str(work), **kw},
-            num_proc=min(num_proc, len(units)) if num_proc > 1 and len(units) > 1 else None,
+            gen_kwargs=gen_kwargs,
+            num_proc=procs if procs > 1 else None,
             cache_dir=str(work / "cache"),
             writer_batch_size=8,
         )

@@ -243,10 +243,10 @@ def import_android_episodes(
     from .android import android_episode_units, import_android
 
     lic = licence or source_licence(Path(path)) or UNKNOWN_LICENCE
-    units = android_episode_units(path)
+    units, sizes = android_episode_units(path)
     opts = dict(scale=scale, floor=floor, max_off=max_off, rounds=rounds, licence=lic)
     if out is not None:
-        return _stream_import(_android_rows, units, out, num_proc, shard, id_test_share, opts)
+        return _stream_import(_android_rows, units, out, num_proc, shard, id_test_share, opts, sizes)
     drafts: dict = {}
     rep = ImportReport()
     t0 = time.perf_counter()
@@ -496,9 +496,9 @@ def import_droidbot(
     lic = licence or source_licence(folder) or UNKNOWN_LICENCE
     if out is not None:
         opts = dict(app=app, floor=floor, max_off=max_off, rounds=rounds, licence=lic)
-        return _stream_import(
-            _droidbot_rows, droidbot_units(folder), out, num_proc, shard, id_test_share, opts
-        )
+        units = droidbot_units(folder)
+        sizes = [end - first for _, first, end in units]
+        return _stream_import(_droidbot_rows, units, out, num_proc, shard, id_test_share, opts, sizes)
     drafts: dict = {}
     rep = ImportReport()
     drop: Counter = Counter()
@@ -594,9 +594,10 @@ def _unit_report(rep: ImportReport) -> dict:
     }
 
 
-def _stream_import(make_rows, units, out, num_proc, shard, id_test_share, opts) -> ImportReport:
+def _stream_import(make_rows, units, out, num_proc, shard, id_test_share, opts, sizes) -> ImportReport:
     """Run `make_rows` over `units` (this shard's block) on `num_proc` processes and save the
-    rows at `out`: a corpus, or with `shard` a piece. Returns the summed report."""
+    rows at `out`: a corpus, or with `shard` a piece. Blocks, across machines and processes,
+    carry near-equal `sizes` (screens or events). Returns the summed report."""
     from render.assets import STORE
 
     from .parallel import read_reports, remove_work, save_piece, stream_rows, work_folder
@@ -604,10 +605,15 @@ def _stream_import(make_rows, units, out, num_proc, shard, id_test_share, opts) 
 
     t0 = time.perf_counter()
     out = Path(out)
-    units = shard.take(units) if shard is not None else units
+    if shard is not None:
+        keep = set(shard.take(list(range(len(units))), sizes))
+        units, sizes = (
+            [u for i, u in enumerate(units) if i in keep],
+            [w for i, w in enumerate(sizes) if i in keep],
+        )
     work = work_folder(out)
     try:
-        ds = stream_rows(make_rows, units, num_proc, work, **opts)
+        ds = stream_rows(make_rows, units, num_proc, work, weights=sizes, **opts)
         tot = read_reports(work)
         STORE.add_folder(work / "assets")
         if ds is not None and len(ds):

@@ -198,3 +198,21 @@ def test_a_save_onto_a_full_disk_names_the_path_and_keeps_the_old_corpus(tmp_pat
     finally:
         subprocess.run(["umount", str(disk)])
         shutil.rmtree(disk, ignore_errors=True)
+
+
+def test_blocks_of_units_carry_equal_work_not_equal_counts():
+    from corpus.parallel import Shard, contiguous_blocks
+
+    # long episodes first, short ones after: cut by count, the first process gets most screens
+    sizes = [9] * 10 + [2] * 30
+    units = list(range(len(sizes)))
+    blocks = contiguous_blocks(units, 2, sizes)
+    assert [u for b in blocks for u in b] == units  # contiguous, in order, nothing lost
+    work = [sum(sizes[u] for u in b) for b in blocks]
+    assert abs(work[0] - work[1]) <= 9, work
+    assert work[0] < sum(sizes[: len(units) // 2])  # the count cut would give 126 of 150
+    pieces = [Shard(i, 3).take(units, sizes) for i in range(3)]
+    assert [u for p in pieces for u in p] == units
+    assert max(sum(sizes[u] for u in p) for p in pieces) <= 150 / 3 + 9
+    with pytest.raises(ValueError, match="3 weights for 2 units"):
+        contiguous_blocks([1, 2], 2, [1, 1, 1])
