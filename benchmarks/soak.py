@@ -339,6 +339,24 @@ def main() -> int:
             os.kill(p, 9)
         except OSError:
             pass
+    from headline import record  # benchmarks/headline.py: the README's results table
+
+    record(
+        "soak",
+        f"misplaced results in {a.minutes:g} minutes, {a.processes} processes x {a.threads} threads",
+        total[2],
+        None,
+        "each result checked against a one-thread reference",
+        "small pages, corpus screens, hostile documents",
+        unit="misplaced",
+        items=total[1],
+        differs=total[3],
+        errors=total[4],
+        raised=total[5],
+        browser_restarts=total[6],
+        chromium_left=len(left),
+        rss_second_half=growth("rss_mb"),
+    )
     assert not left, f"Chromium processes left after close: {left}"
     assert total[2] == 0, f"{total[2]} results in the wrong slot"
     return 0
