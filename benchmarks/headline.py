@@ -149,7 +149,8 @@ def record(
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(row, indent=2, ensure_ascii=False) + "\n")
     tmp.replace(path)
-    print(f"headline: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}", file=sys.stderr)
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    print(f"headline: {shown} (python benchmarks/results_table.py puts it in the README)", file=sys.stderr)
     return path
 
 
