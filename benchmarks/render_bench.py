@@ -119,8 +119,9 @@ def reward_group_time(group: int = 8, repeats: int = 5) -> tuple[float, float]:
                 scale=[b["device_scale_factor"] for b in batch],
             )
             t = time.perf_counter()
+            batch = funcs[0].batches.build(comps, **kw)  # as GRPO's trainer does: once a step
             for f in funcs:
-                f(prompts=[None] * group, completions=comps, **kw)
+                f.score(batch)
             times.append(time.perf_counter() - t)
     return times[0], sum(times[1:]) / repeats
 

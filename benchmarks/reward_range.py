@@ -53,7 +53,7 @@ def main():
     rows: dict[str, dict[str, list]] = {a: {} for a in ANSWERS}
     with Renderer() as r:
         funcs = reward_functions(r, text=True)
-        raw = SemanticReward(normalised=False, shared=funcs[0].shared)  # the same renders
+        raw = SemanticReward(normalised=False, batches=funcs[0].batches)
         raw.__name__ = "r_sem_raw"
         for t in ts:
             vp = t.screen.viewport()
@@ -80,8 +80,9 @@ def main():
                 screen_html=[t.screen.html or ""] * n,
             )
             completions = [answers[a] for a in names]
+            batch = funcs[0].batches.build(completions, **cols)  # rendered once, judged by each
             for f in [*funcs, raw]:
-                for a, v in zip(names, f(None, completions, **cols)):
+                for a, v in zip(names, f.score(batch)):
                     rows[a].setdefault(f.__name__, []).append(v)
     secs = time.perf_counter() - t0
     rewards = ["r_sem", "r_text", "r_act", "r_format", "r_sem_raw"]

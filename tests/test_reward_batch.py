@@ -11,7 +11,7 @@ raw), R_act, R_format and R_text paid each of them at commit eecd22e, through tr
 
 import pytest
 
-from training.rewards import SemanticReward, reward_functions
+from training.rewards import RenderBatch, SemanticReward, reward_functions, with_render_batch
 from worldmodel.dataset import iter_transitions, load_corpus
 from worldmodel.edit import diff
 
@@ -135,3 +135,20 @@ def test_rewards_on_the_fixed_batch_are_the_recorded_ones(name, table):
 @pytest.fixture(scope="module")
 def table(renderer):
     return reward_table(renderer)
+
+
+def test_one_batch_per_step_is_rendered_once_for_every_reward(renderer, table):
+    # as GRPO's trainer hands them: trl's rows with the step's batch as one more column
+    completions, cols, labels = fixed_batch()
+    funcs = reward_functions(renderer, text=True)
+    rows = with_render_batch(funcs[0].batches, [dict(zip(cols, v)) for v in zip(*cols.values())], completions)
+    given = {k: [r[k] for r in rows] for k in rows[0]}
+    assert isinstance(given["render_batch"][0], RenderBatch)
+    assert all(b is given["render_batch"][0] for b in given["render_batch"])
+    got = {f.__name__: f(None, completions, **given) for f in funcs}
+    # 40 completions, less the 8 edits that do not apply in full: rendered once, not once a reward
+    assert funcs[0].batches.rendered == 32
+    for name, values in got.items():
+        assert values == pytest.approx(table[name], abs=1e-9), name
+    # the completions of one transition share its screenshots, decoded once
+    assert len(given["render_batch"][0].targets()) == len(PICKED)

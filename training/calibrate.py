@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from render import Renderer, RenderError
-from render.metrics import fidelity, text_f1
 from worldmodel.model import WorldModel
-from worldmodel.types import Query, Transition
+from worldmodel.score import pixels, text_score
+from worldmodel.types import Prediction, Query, Transition
 
 # Tokens a calibration edit may take: as benchmarks/checkpoint_compare.py generates.
 CALIBRATION_TOKENS = 512
@@ -30,10 +30,12 @@ KEEP_NONE = 0.0
 MOVED = 1e-9
 
 
-def _score(image, html: str, t: Transition) -> float:
-    if image is None:
+def _score(p: Prediction, t: Transition) -> float:
+    """What the gate maximises: SSIM plus text F1 against the real next screen, as `wm eval`
+    scores them (worldmodel/score.py); 0 for a failed render."""
+    if not p.ok:
         return 0.0
-    return fidelity(image, t.next_screen.array)["ssim"] + text_f1(html, t.next_screen.html or "")
+    return pixels(p.image, t.next_screen.array)["ssim"] + (text_score(p.html, t.next_screen.html) or 0.0)
 
 
 def choose_gate(confidences: Sequence[float | None], kept: Sequence[float], base: Sequence[float]):
@@ -74,14 +76,14 @@ def calibrate_gate(
         preds = wm.predict_many(queries, "edit")
         if len(wm.stages) > 1:  # what the stages before the model made of each screen
             before = WorldModel(wm.stages[:-1], renderer).predict_many(queries, "edit")
-            base = [_score(p.image, p.html, t) for p, t in zip(before, ts)]
-        else:
+            base = [_score(p, t) for p, t in zip(before, ts)]
+        else:  # the screen kept, rendered from its HTML
             shown = renderer.render_many([(t.screen.html, t.screen.viewport()) for t in ts])
             base = [
-                _score(None if isinstance(r, RenderError) else r.pil(), t.screen.html, t)
+                _score(Prediction(t.screen.html, None if isinstance(r, RenderError) else r.pil()), t)
                 for r, t in zip(shown, ts)
             ]
-    kept = [_score(p.image, p.html, t) for p, t in zip(preds, ts)]
+    kept = [_score(p, t) for p, t in zip(preds, ts)]
     confidences = [p.confidence if (p.edit or "").strip() else None for p in preds]
     gate, gated, ungated = choose_gate(confidences, kept, base)
     n = max(1, len(ts))

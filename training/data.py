@@ -6,15 +6,17 @@ import dataclasses
 import json
 import random
 import re
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from datasets import Dataset
 
-from render.metrics import text_f1
 from worldmodel.card import AFTER
 from worldmodel.dataset import from_row
 from worldmodel.edit import ELEMENT_OPS, apply, diff, try_apply
 from worldmodel.focus import action_targets
 from worldmodel.prompt import FOLLOW, MAX_HTML_CHARS, build_messages
+from worldmodel.score import text_score
 from worldmodel.transplant import reaction
 from worldmodel.types import Query
 
@@ -70,105 +72,151 @@ def to_examples(
     never seen still gets the browser's part right, and where the model is unsure, writing
     nothing keeps it. Typing copies are left out there (each would need its own sim run).
     """
-    if after not in AFTER:
-        raise ValueError(f"after {after!r} is not one of {', '.join(repr(a) for a in AFTER)}")
+    opts = ExampleOptions(with_html, html_chars, target, typing_copies, seed, shift_copies, hints, after)
     rows = ds if not limit else ds.select(range(min(limit, len(ds))))
-    ts = [from_row(row) for row in rows]
-    focus = target == "edit"
+    return examples_of([from_row(row) for row in rows], opts, renderer)
+
+
+@dataclass(frozen=True)
+class ExampleOptions:
+    """How transitions become examples: `to_examples`' options, as one value."""
+
+    with_html: bool = True
+    html_chars: int = MAX_HTML_CHARS
+    target: str = "document"
+    typing_copies: int = 0
+    seed: int = 0
+    shift_copies: int = 0
+    hints: bool = False
+    after: str = ""
+
+    def __post_init__(self):
+        if self.after not in AFTER:
+            raise ValueError(f"after {self.after!r} is not one of {', '.join(repr(a) for a in AFTER)}")
+
+
+class _Variant(NamedTuple):
+    """One example's own part: the action, the target text, the next HTML, whether it is an
+    augmented copy, and the hint its prompt shows."""
+
+    action: object
+    text: str
+    next_html: str
+    augmented: bool
+    hint: str | None
+
+
+def examples_of(ts: list, opts: ExampleOptions, renderer=None) -> list[dict]:
+    """The examples of transitions `ts` (see `to_examples`): what every transition's examples
+    need found first (the sim's screens, the action targets, the word pool, the hints), then
+    each transition's examples in turn."""
+    focus = opts.target == "edit"
     applied = [False] * len(ts)
-    if focus and after == "sim":
+    if focus and opts.after == "sim":
         ts, applied = simulated(ts, renderer)
-        typing_copies = 0
+        opts = dataclasses.replace(opts, typing_copies=0)
     queries = [Query(t.screen, t.action, t.goal, applied=a) for t, a in zip(ts, applied)]
     targets = action_targets(renderer, queries) if focus else [None] * len(ts)
-    words = _words(ts) if typing_copies else []
-    hinted = app_hints(ts, renderer, applied) if hints and focus else [None] * len(ts)
-    rng = random.Random(seed)
-    out = []
-
-    def example(t, pngs, cur: str, nxt: str, action, n, augmented: bool, text: str, hint, done) -> dict:
-        edit = target == "edit" and bool(cur)
-        screen = dataclasses.replace(t.screen, html=cur) if cur != t.screen.html else t.screen
-        messages, image = build_messages(
-            screen,
-            action,
-            t.goal,
-            with_html,
-            html_chars,
-            "edit" if edit else "document",
-            applied=done,
-            focus=focus,
-            target=n,
-            hint=hint if edit else None,
-        )
-        vp = t.screen.viewport()
-        return {
-            "prompt": messages,
-            "completion": [{"role": "assistant", "content": [{"type": "text", "text": text}]}],
-            "edits_html": cur if edit else "",
-            "images": [image],
-            "next_screen": pngs[1],
-            "next_html": nxt,
-            "screen_html": cur,  # what keeping the screen says (R_text's baseline)
-            "screen": pngs[0],
-            "action": action.to_json(),
-            "width": vp.width,
-            "height": vp.height,
-            "scale": vp.device_scale_factor,
-            "augmented": augmented,
-            "hint": (hint or "") if edit else "",  # what a FOLLOW line stands for, in the rewards
-        }
-
+    words = _words(ts) if opts.typing_copies else []
+    hinted = app_hints(ts, renderer, applied) if opts.hints and focus else [None] * len(ts)
+    rng = random.Random(opts.seed)
+    out: list[dict] = []
     for t, n, hint, done in zip(ts, targets, hinted, applied):
-        cur, nxt = t.screen.html or "", t.next_screen.html or ""
-        edit = target == "edit" and bool(cur)
-        recorded = diff(cur, nxt) if edit else nxt  # a document target where there is no HTML to edit
-        if edit and done:  # after the sim: the app's reaction, not the two runs' hover and focus
-            recorded = reaction(recorded, cur)
-        variants = [(t.action, recorded, nxt, False, hint)]
-        pngs = (t.screen.png(), t.next_screen.png())  # every copy shows the recorded screenshots
-        typed = t.action.text if t.action.type == "type" else None
-        if edit and typed and words:
-            for word in rng.sample(words, min(typing_copies, len(words))):
-                swapped = _retyped(recorded, typed, word)
-                if word != typed and swapped is not None:
-                    action = dataclasses.replace(t.action, text=word)
-                    retyped_hint = hint and (_retyped(hint, typed, word) or hint)
-                    variants.append((action, swapped, apply(cur, swapped), True, retyped_hint))
-        for action, text, a_nxt, augmented, a_hint in variants:
-            if edit and a_hint and follows(cur, a_hint, text, a_nxt):
-                text = FOLLOW
-            out.append(example(t, pngs, cur, a_nxt, action, n, augmented, text, a_hint, done))
-            if not edit:
-                continue
-            for _ in range(shift_copies):
-                k = rng.randint(1, MAX_SHIFT)
-                m = n + k if n else n  # the body (0) keeps its number
-                moved = _shift_edit(text, k)
-                out.append(
-                    example(
-                        t,
-                        pngs,
-                        _hidden_first(cur, k),
-                        _hidden_first(a_nxt, k),
-                        action,
-                        m,
-                        augmented,
-                        moved,
-                        a_hint and _shift_edit(a_hint, k),
-                        done,
-                    )
-                )
+        out += _transition_examples(t, n, hint, done, opts, words, rng)
     return out
+
+
+def _transition_examples(t, n, hint, done: bool, opts: ExampleOptions, words, rng) -> list[dict]:
+    """One transition's examples: the recorded one, its typing copies, and each one's shifted
+    copies (`rng` drawn in that order)."""
+    cur, nxt = t.screen.html or "", t.next_screen.html or ""
+    edit = opts.target == "edit" and bool(cur)
+    recorded = diff(cur, nxt) if edit else nxt  # a document target where there is no HTML to edit
+    if edit and done:  # after the sim: the app's reaction, not the two runs' hover and focus
+        recorded = reaction(recorded, cur)
+    variants = [_Variant(t.action, recorded, nxt, False, hint)]
+    if edit:
+        variants += _typing_copies(t, cur, recorded, hint, words, opts.typing_copies, rng)
+    pngs = (t.screen.png(), t.next_screen.png())  # every copy shows the recorded screenshots
+    out = []
+    for v in variants:
+        if edit and v.hint and follows(cur, v.hint, v.text, v.next_html):
+            v = v._replace(text=FOLLOW)
+        out.append(_example(t, pngs, cur, n, v, done, opts))
+        if not edit:
+            continue
+        for _ in range(opts.shift_copies):
+            k = rng.randint(1, MAX_SHIFT)
+            moved = _Variant(
+                v.action,
+                _shift_edit(v.text, k),
+                _hidden_first(v.next_html, k),
+                v.augmented,
+                v.hint and _shift_edit(v.hint, k),
+            )
+            m = n + k if n else n  # the body (0) keeps its number
+            out.append(_example(t, pngs, _hidden_first(cur, k), m, moved, done, opts))
+    return out
+
+
+def _typing_copies(t, cur: str, recorded: str, hint, words, copies: int, rng) -> list[_Variant]:
+    """A typing transition's copies with other words typed, in the action, the edit and the hint."""
+    typed = t.action.text if t.action.type == "type" else None
+    if not (typed and words):
+        return []
+    out = []
+    for word in rng.sample(words, min(copies, len(words))):
+        swapped = _retyped(recorded, typed, word)
+        if word != typed and swapped is not None:
+            action = dataclasses.replace(t.action, text=word)
+            retyped_hint = hint and (_retyped(hint, typed, word) or hint)
+            out.append(_Variant(action, swapped, apply(cur, swapped), True, retyped_hint))
+    return out
+
+
+def _example(t, pngs, cur: str, n, v: _Variant, done: bool, opts: ExampleOptions) -> dict:
+    """One example in trl's conversational layout, with the columns the GRPO rewards read."""
+    edit = opts.target == "edit" and bool(cur)
+    screen = dataclasses.replace(t.screen, html=cur) if cur != t.screen.html else t.screen
+    messages, image = build_messages(
+        screen,
+        v.action,
+        t.goal,
+        opts.with_html,
+        opts.html_chars,
+        "edit" if edit else "document",
+        applied=done,
+        focus=opts.target == "edit",
+        target=n,
+        hint=v.hint if edit else None,
+    )
+    vp = t.screen.viewport()
+    return {
+        "prompt": messages,
+        "completion": [{"role": "assistant", "content": [{"type": "text", "text": v.text}]}],
+        "edits_html": cur if edit else "",
+        "images": [image],
+        "next_screen": pngs[1],
+        "next_html": v.next_html,
+        "screen_html": cur,  # what keeping the screen says (R_text's baseline)
+        "screen": pngs[0],
+        "action": v.action.to_json(),
+        "width": vp.width,
+        "height": vp.height,
+        "scale": vp.device_scale_factor,
+        "augmented": v.augmented,
+        "hint": (v.hint or "") if edit else "",  # what a FOLLOW line stands for, in the rewards
+    }
 
 
 def follows(cur: str, hint: str, edit: str, nxt: str) -> bool:
     """Whether carrying `hint` out on `cur` does what `edit` (the true edit, to `nxt`) does, or
-    at least says more of what `nxt` says (text F1) than `cur` does."""
+    at least says more of what `nxt` says (text F1, as `wm eval` scores it) than `cur` does;
+    where `nxt` was not recorded, only doing what `edit` does counts."""
     got, err = try_apply(cur, hint)
     if err is not None:
         return False
-    return got == try_apply(cur, edit)[0] or text_f1(got, nxt) > text_f1(cur, nxt)
+    return got == try_apply(cur, edit)[0] or (text_score(got, nxt) or 0.0) > (text_score(cur, nxt) or 0.0)
 
 
 def simulated(ts, renderer) -> tuple[list, list[bool]]:

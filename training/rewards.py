@@ -1,42 +1,44 @@
 """Render-aware rewards in trl's shape: `(prompts, completions, **kwargs) -> list[float | None]`.
 
-The rewards of one GRPO step share one `SharedRenders`: each completion is extracted and
-rendered once, its pixels decoded once, and the reference screenshots decoded once, so R_sem,
-R_act, R_text and R_format all judge the same pixels for the price of one. A completion that
+The rewards of one GRPO step judge one `RenderBatch`, built once: each completion extracted (an
+edit applied to its screen first) and rendered once, and each prompt's screenshots decoded once,
+so R_sem, R_act, R_text and R_format all judge the same pixels for the price of one. The batch
+is a frozen value passed to each reward, never state a reward leaves for the next: GRPO's
+trainer (training/train.py) builds it from the step's columns and hands it to every reward as
+one more column (`render_batch`); a reward called without one (trl's own trainer, a script)
+builds its own from the columns. `reward.score(batch)` is the reward itself. A completion that
 does not render gets the lowest reward, never an exception.
 
-Each reward is scored against what it had to beat on its own transition, with the same
-functions the evaluation reports (render/metrics.py): raw SSIM paid a blank page 0.73 and the
-unchanged screen 0.82 of a perfect 1.0 on the test split, so a group's samples all scored
-alike and GRPO had nothing to rank (benchmarks/RESULTS.md, tenth round). R_sem and R_text are
-`normalised_gain`s (1 perfect, 0 the screen kept, -1 as bad as a blank page); R_act pays the
-pixels changed where and as the real transition changed them and charges those changed
-otherwise (`change_gain`: 1 the real change, 0 the screen kept, -1 all wrong).
+Each reward is scored against what it had to beat on its own transition, with the rules the
+evaluation reports (worldmodel/score.py): raw SSIM paid a blank page 0.73 and the unchanged
+screen 0.82 of a perfect 1.0 on the test split, so a group's samples all scored alike and GRPO
+had nothing to rank (benchmarks/log/). R_sem and R_text are normalised gains (1 perfect, 0 the
+screen kept, -1 as bad as a blank page); R_act pays the pixels changed where and as the real
+transition changed them and charges those changed otherwise (1 the real change, 0 the screen
+kept, -1 all wrong).
 """
 
 from __future__ import annotations
 
-import functools
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from render import Renderer, RenderError, RenderResult, Viewport, default_renderer
-from render.metrics import (
-    LPIPS,
-    MetricUnavailable,
-    blank_like,
-    blur_ssim,
-    change_gain,
-    content_f1,
-    normalised_gain,
-    ssim,
-    ssim_many,
-    to_array,
-)
+from render.metrics import LPIPS, MetricUnavailable, blur_ssim, ssim, to_array
 from worldmodel.edit import apply_lenient, extract_edit
 from worldmodel.extract import extract_html, root_size
 from worldmodel.prompt import expand_follow
+from worldmodel.score import (
+    change_score,
+    changes,
+    content_baselines,
+    content_gain,
+    pixel_baselines,
+    pixel_scores,
+    sem_gain,
+)
 
 
 def completion_text(c) -> str:
@@ -60,10 +62,6 @@ def _apply_edit(base: str, completion: str) -> tuple[str, float]:
     return html, (done / total if total else 1.0)
 
 
-# Most (screen, next screen) baselines SharedRenders keeps before it starts over.
-BASELINE_CACHE = 4096
-
-
 def _digest(value) -> int:
     """A key for an image column's cell: its bytes' hash (PNG bytes or a datasets cell), else id."""
     if isinstance(value, dict):
@@ -75,125 +73,244 @@ def _digest(value) -> int:
     return id(value)
 
 
-class SharedRenders:
-    """The last batch's extracted documents, renders and decoded references, shared by the rewards."""
+@dataclass(frozen=True)
+class Target:
+    """One prompt's side of a batch (its group of completions shares it): the screenshots its
+    completions are judged against, decoded once, the HTML and the screen's size."""
+
+    screen: np.ndarray | None  # the current screenshot (None: no `screen` column, or unreadable)
+    next_screen: np.ndarray | None  # the real next screenshot (None: no column, or unreadable)
+    screen_error: str  # why a `screen` cell could not be read ("" where it could, or none given)
+    next_error: str
+    next_html: str  # the real next HTML ("" where it was not recorded)
+    kept_html: str  # what keeping the screen says: the HTML an edit applies to, else the one shown
+    width: float
+    height: float
+    scale: float
+    changes: bool | None  # the real transition changed some pixel (None: a screenshot missing)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One completion as the rewards see it."""
+
+    html: str  # the document it stands for: extracted, or its edit applied ("" where that failed)
+    repaired: bool  # extracting it needed a repair, or its edit did not apply in full
+    render: RenderResult | None  # None: it did not render (or, an edit, did not apply)
+    edit_credit: float | None  # an edit: the share of its lines that applied; None: a document
+    target: Target
+
+
+@dataclass(frozen=True)
+class RenderBatch:
+    """One GRPO step's completions, rendered, and what each is judged against."""
+
+    completions: tuple[Rendered, ...]
+    columns: frozenset[str]  # the screenshot columns it was built with ("screen", "next_screen")
+
+    def __len__(self) -> int:
+        return len(self.completions)
+
+    def __iter__(self):
+        return iter(self.completions)
+
+    def targets(self) -> dict[int, Target]:
+        """Each distinct Target once, by id (a group's completions share theirs)."""
+        return {id(c.target): c.target for c in self.completions}
+
+
+def _decode(cell, cache: dict) -> tuple[np.ndarray | None, str]:
+    """(the image, "") or (None, why it cannot be read); each distinct cell decoded once."""
+    key = _digest(cell)
+    if key not in cache:
+        try:
+            cache[key] = (to_array(cell), "")
+        except Exception as e:  # an unreadable screenshot: the rewards that need it say so
+            cache[key] = (None, f"{type(e).__name__}: {e}")
+    return cache[key]
+
+
+class RenderBatches:
+    """Builds each step's RenderBatch with one renderer (this process' own Chromium), and counts
+    the documents it sent to it (training/train.py's RankLog reports the count)."""
 
     def __init__(self, renderer: Renderer | None = None):
         self._renderer = renderer
-        self._key = None
-        self._value: list[tuple[str, bool, RenderResult | None]] = []
-        self._refs: dict[int, np.ndarray] = {}
-        self._baselines: dict[tuple, tuple[float, float]] = {}
-        self._content: dict[tuple, tuple[float, float]] = {}
-        self.edit_credit: list[float | None] = []  # per completion: share of its edit that applied
-        self.rendered = 0  # documents sent to the renderer so far
+        self.rendered = 0
 
     @property
     def renderer(self) -> Renderer:
         return self._renderer or default_renderer()
 
-    def renders(
-        self, completions, width, height, scale, edits_html=None, hints=None
-    ) -> list[tuple[str, bool, RenderResult | None]]:
-        """(html, repaired, render or None) per completion. Where `edits_html[i]` is a current
-        screen's HTML, completion i is an edit of it: applied first (a `follow` line stands for
-        `hints[i]`, the hint its prompt showed), and one that does not apply renders nothing
-        (every reward then scores it 0)."""
+    def build(
+        self,
+        completions,
+        width,
+        height,
+        scale,
+        screen=None,
+        next_screen=None,
+        edits_html=None,
+        hint=None,
+        next_html=None,
+        screen_html=None,
+        **_,
+    ) -> RenderBatch:
+        """The batch from trl's columns (one cell per completion). Where `edits_html[i]` is a
+        current screen's HTML, completion i is an edit of it: applied first (a `follow` line
+        stands for `hint[i]`, the hint its prompt showed), and one that does not apply in full
+        renders nothing (every reward then scores it as a failed render)."""
+        n = len(completions)
+        docs = self._documents(completions, edits_html, hint)
+        targets = self._targets(
+            n, width, height, scale, screen, next_screen, edits_html, next_html, screen_html
+        )
+        # an edit that did not apply has nothing to render
+        todo = [i for i, (_, _, credit) in enumerate(docs) if credit is None or credit == 1.0]
+        items = [
+            (docs[i][0], Viewport(int(targets[i].width), int(targets[i].height), float(targets[i].scale)))
+            for i in todo
+        ]
+        renders: list = [None] * n
+        self.rendered += len(items)
+        for i, res in zip(todo, self.renderer.render_many(items, boxes=False)):  # pixels only
+            renders[i] = None if isinstance(res, RenderError) else res
+        given = frozenset(k for k, v in (("screen", screen), ("next_screen", next_screen)) if v is not None)
+        return RenderBatch(
+            tuple(Rendered(h, r, res, c, t) for (h, r, c), res, t in zip(docs, renders, targets)), given
+        )
+
+    @staticmethod
+    def _documents(completions, edits_html, hints) -> list[tuple[str, bool, float | None]]:
+        """(html, repaired, edit credit) per completion."""
         texts = [completion_text(c) for c in completions]
         bases = list(edits_html) if edits_html is not None else [""] * len(texts)
         if hints is not None:
             texts = [expand_follow(t, h) if b else t for t, h, b in zip(texts, hints, bases)]
-        key = (tuple(texts), tuple(width), tuple(height), tuple(scale), tuple(bases))
-        if key != self._key:
-            docs, self.edit_credit = [], []
-            for t, base in zip(texts, bases):
-                if base:
-                    html, share = _apply_edit(base, t)
-                    docs.append((html if share == 1.0 else "", share < 1.0))
-                    self.edit_credit.append(share)
-                else:
-                    docs.append(extract_html(t))
-                    self.edit_credit.append(None)
-            # an edit that did not apply has nothing to render (its rewards are 0)
-            todo = [i for i, ((_, failed), base) in enumerate(zip(docs, bases)) if not (base and failed)]
-            items = [(docs[i][0], Viewport(int(width[i]), int(height[i]), float(scale[i]))) for i in todo]
-            results: list = [None] * len(docs)
-            self.rendered += len(items)
-            for i, res in zip(todo, self.renderer.render_many(items, boxes=False)):  # pixels only
-                results[i] = None if isinstance(res, RenderError) else res
-            self._value = [(h, r, res) for (h, r), res in zip(docs, results)]
-            self._key, self._refs = key, {}
-        return self._value
+        out = []
+        for t, base in zip(texts, bases):
+            if base:
+                html, share = _apply_edit(base, t)
+                out.append((html if share == 1.0 else "", share < 1.0, share))
+            else:
+                out.append((*extract_html(t), None))
+        return out
 
-    def ref(self, i: int, value) -> np.ndarray:
-        """Reference image i of the current batch, decoded once."""
-        if i not in self._refs:
-            self._refs[i] = to_array(value)
-        return self._refs[i]
-
-    def baselines(self, i: int, screen, next_screen, metric=ssim) -> tuple[float, float]:
-        """(copy, blank): `metric` of the current screen and of a white page against the next
-        screen of completion i. A group's completions share their prompt's screens, so each pair
-        is computed once (kept across batches by the screens' bytes, up to BASELINE_CACHE)."""
-        key = (_digest(screen), _digest(next_screen), getattr(metric, "__name__", ""))
-        got = self._baselines.get(key)
-        if got is None:
-            nxt = self.ref(2 * i, next_screen)
-            cur = self.ref(2 * i + 1, screen)
-            got = tuple(ssim_many([(cur, nxt), (blank_like(nxt), nxt)], metric=metric))
-            if len(self._baselines) >= BASELINE_CACHE:
-                self._baselines.clear()
-            self._baselines[key] = got
-        return got
-
-    def content_baselines(self, cur_html: str | None, next_html: str) -> tuple[float, float]:
-        """(copy, blank) of content_f1 against `next_html`; the copy is the blank where the
-        current HTML is not known."""
-        key = (hash(cur_html), hash(next_html))
-        got = self._content.get(key)
-        if got is None:
-            blank = content_f1("", next_html)
-            got = (content_f1(cur_html, next_html) if cur_html else blank, blank)
-            if len(self._content) >= BASELINE_CACHE:
-                self._content.clear()
-            self._content[key] = got
-        return got
-
-
-def _never_raises(call):
-    """A reward that fails on a batch (a column it needs missing or unreadable) answers None for
-    each completion, which trl leaves out of its sum, and says why once; GRPO goes on."""
-
-    @functools.wraps(call)
-    def safe(self, prompts, completions, *args, **kw):
-        try:
-            return call(self, prompts, completions, *args, **kw)
-        except Exception as e:  # a reward never raises (trl's contract, the project's rule)
-            if not getattr(self, "_warned", False):
-                self._warned = True
-                warnings.warn(
-                    f"{self.__name__} left out of this batch: {type(e).__name__}: {e}", stacklevel=2
+    @staticmethod
+    def _targets(
+        n, width, height, scale, screen, next_screen, edits_html, next_html, screen_html
+    ) -> list[Target]:
+        """Per completion its prompt's Target, one object per distinct prompt."""
+        images: dict = {}
+        made: dict[tuple, Target] = {}
+        out = []
+        for i in range(n):
+            cur_cell = None if screen is None else screen[i]
+            nxt_cell = None if next_screen is None else next_screen[i]
+            nxt_html = (next_html[i] if next_html else "") or ""
+            kept = ((edits_html[i] if edits_html else "") or (screen_html[i] if screen_html else "")) or ""
+            key = (_digest(cur_cell), _digest(nxt_cell), nxt_html, kept, width[i], height[i], scale[i])
+            if key not in made:
+                cur, cur_err = _decode(cur_cell, images) if screen is not None else (None, "")
+                nxt, nxt_err = _decode(nxt_cell, images) if next_screen is not None else (None, "")
+                moved = _changes(cur, nxt)
+                made[key] = Target(
+                    cur, nxt, cur_err, nxt_err, nxt_html, kept, width[i], height[i], scale[i], moved
                 )
-            return [None] * len(completions)
+            out.append(made[key])
+        return out
 
-    return safe
+    def renders(self, completions, width, height, scale, edits_html=None, hints=None) -> list[tuple]:
+        """(html, repaired, render or None) per completion, freshly built: for callers of the
+        former SharedRenders.renders (benchmarks/rl_vs_sft.py); new code uses `build`."""
+        got = self.build(completions, width, height, scale, edits_html=edits_html, hint=hints)
+        return [(c.html, c.repaired, c.render) for c in got]
 
 
-class _RenderedReward:
-    def __init__(self, renderer: Renderer | None = None, shared: SharedRenders | None = None):
-        self.shared = shared or SharedRenders(renderer)
+def _changes(screen, next_screen) -> bool | None:
+    if screen is None or next_screen is None:
+        return None
+    try:
+        return changes(screen, next_screen)
+    except (TypeError, ValueError, OSError):  # screenshots that cannot be compared: nothing to judge
+        return None
+
+
+# trl hands each dataset column to the rewards as a list, one cell per completion: the step's
+# batch rides along as one more column, every cell the same RenderBatch.
+RENDER_BATCH = "render_batch"
+
+
+def with_render_batch(batches: RenderBatches | None, inputs: list[dict], completions) -> list[dict]:
+    """trl's rows for one step (GRPOTrainer._calculate_rewards' `inputs`) with the step's
+    RenderBatch, built once by `batches`, as one more column every reward reads. Where it cannot
+    be built (a column missing), the rows as they are: each reward then tries, and says why not."""
+    if batches is None or not inputs:
+        return inputs
+    columns = {k: [x.get(k) for x in inputs] for k in inputs[0] if k not in ("prompt", "completion")}
+    try:
+        batch = batches.build(completions, **columns)
+    except Exception:
+        return inputs
+    return [{**x, RENDER_BATCH: batch} for x in inputs]
+
+
+class _Reward:
+    """A reward: `score(batch)` judges a RenderBatch; calling it as trl does judges the batch the
+    trainer passed, or one built here from the columns. Never raises: a batch it cannot judge
+    (a column it needs missing or unreadable) gets None for each completion, which trl leaves out
+    of its sum, and it says why once; GRPO goes on."""
+
+    __name__ = "reward"
+
+    def __init__(
+        self,
+        renderer: Renderer | None = None,
+        batches: RenderBatches | None = None,
+        shared: RenderBatches | None = None,  # the former name of `batches`
+    ):
+        self.batches = batches or shared or RenderBatches(renderer)
+        self._warned = False
 
     @property
     def renderer(self) -> Renderer:
-        return self.shared.renderer
+        return self.batches.renderer
 
-    def _render_all(
-        self, completions, width, height, scale, kw
-    ) -> list[tuple[str, bool, RenderResult | None]]:
-        return self.shared.renders(completions, width, height, scale, kw.get("edits_html"), kw.get("hint"))
+    @property
+    def shared(self) -> RenderBatches:
+        """The former name of `batches`."""
+        return self.batches
+
+    def __call__(self, prompts, completions, render_batch=None, **columns) -> list[float | None]:
+        try:
+            batch = render_batch[0] if render_batch else self.batches.build(completions, **columns)
+        except Exception as e:  # a reward never raises (trl's contract, the project's rule)
+            return self._left_out(e, len(completions))
+        return self.score(batch)
+
+    def score(self, batch: RenderBatch) -> list[float | None]:
+        try:
+            return self._score(batch)
+        except Exception as e:
+            return self._left_out(e, len(batch))
+
+    def _score(self, batch: RenderBatch) -> list[float | None]:
+        raise NotImplementedError
+
+    def _left_out(self, e: Exception, n: int) -> list[None]:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(f"{self.__name__} left out of this batch: {type(e).__name__}: {e}", stacklevel=3)
+        return [None] * n
 
 
-class SemanticReward(_RenderedReward):
+def _needs(batch: RenderBatch, *columns: str) -> None:
+    for c in columns:
+        if c not in batch.columns:
+            raise ValueError(f"no {c!r} column")
+
+
+class SemanticReward(_Reward):
     """R_sem: visual fidelity of the rendered completion to the real next screenshot, as its
     normalised gain over keeping the current screen (`screen`), in [-1, 1]; with
     `normalised=False` (or no `screen` column) the raw score in [0, 1]."""
@@ -205,11 +322,12 @@ class SemanticReward(_RenderedReward):
         renderer: Renderer | None = None,
         ssim_share: float = 1.0,
         lpips: LPIPS | None = None,
-        shared: SharedRenders | None = None,
+        shared: RenderBatches | None = None,
         metric: str = "ssim",
         normalised: bool = True,
+        batches: RenderBatches | None = None,
     ):
-        super().__init__(renderer, shared)
+        super().__init__(renderer, batches or shared)
         self.normalised = normalised
         if metric not in SEM_METRICS:
             raise ValueError(f"R_sem metric {metric!r} is not one of {', '.join(SEM_METRICS)}")
@@ -222,33 +340,40 @@ class SemanticReward(_RenderedReward):
             except MetricUnavailable as e:
                 raise MetricUnavailable(f"R_sem asks for an LPIPS share of {1 - ssim_share:.2f}: {e}") from e
 
-    @_never_raises
-    def __call__(
-        self, prompts, completions, next_screen, width, height, scale, screen=None, **kw
-    ) -> list[float]:
-        rendered = self._render_all(completions, width, height, scale, kw)
-        ok = [i for i, (_, _, res) in enumerate(rendered) if res is not None]
-        refs = {i: self.shared.ref(2 * i, next_screen[i]) for i in ok}
-        scores = dict(zip(ok, ssim_many([(rendered[i][2].image, refs[i]) for i in ok], metric=self.metric)))
-        out = []
-        for i in range(len(rendered)):
-            if i not in scores:
-                out.append(-1.0 if self.normalised and screen is not None else 0.0)
-                continue
-            v = self.ssim_share * max(0.0, scores[i])
-            if self.lpips is not None and self.ssim_share < 1.0:
-                v += (1 - self.ssim_share) * max(0.0, 1.0 - self.lpips(rendered[i][2].image, refs[i]))
-            if self.normalised and screen is not None:
-                copy, blank = self.shared.baselines(i, screen[i], next_screen[i], self.metric)
-                v = normalised_gain(v, copy, blank)
-            out.append(float(v))
+    def _score(self, batch: RenderBatch) -> list[float | None]:
+        _needs(batch, "next_screen")
+        normalised = self.normalised and "screen" in batch.columns
+        ok = [c for c in batch if c.render is not None]
+        for c in ok:
+            if c.target.next_error or (normalised and c.target.screen_error):
+                raise ValueError(f"unreadable screenshot: {c.target.next_error or c.target.screen_error}")
+        raw = pixel_scores(
+            [c.render.image for c in ok],
+            [c.target.next_screen for c in ok],
+            self.metric,
+            self.lpips,
+            self.ssim_share,
+        )
+        values = dict(zip(map(id, ok), raw))
+        base: dict[int, tuple[float, float]] = {}
+        for c in ok:  # each prompt's baselines once, where one of its completions rendered
+            if normalised and id(c.target) not in base:
+                base[id(c.target)] = pixel_baselines(c.target.screen, c.target.next_screen, self.metric)
+        out: list[float | None] = []
+        for c in batch:
+            v = values.get(id(c))
+            if not normalised:
+                out.append(0.0 if v is None else float(v))
+            else:
+                # a failed render (v None) scores the worst, needing no baselines
+                out.append(sem_gain(v, *base.get(id(c.target), (1.0, 0.0))))
         return out
 
 
 SEM_METRICS = {"ssim": ssim, "blur_ssim": blur_ssim}
 
 
-class ActionReward(_RenderedReward):
+class ActionReward(_Reward):
     """R_act: the imagined screen changed where, and as, the real one did (render.metrics.change_gain
     of the current screen, the render and the real next screen), in [-1, 1].
 
@@ -256,30 +381,24 @@ class ActionReward(_RenderedReward):
     anywhere else or drawn otherwise costs, up to -1 for one that is all wrong (and for a
     completion that does not render). None (left out of trl's sum) where the real transition
     changed no pixel: there is no change to land, and R_sem already pays for leaving the screen
-    alone. The older rule (the share of changed pixels near the tap agreeing) paid the unchanged
-    screen most of its maximum."""
+    alone (and where a screenshot cannot be read: nothing to judge). The older rule (the share of
+    changed pixels near the tap agreeing) paid the unchanged screen most of its maximum."""
 
     __name__ = "r_act"
 
-    @_never_raises
-    def __call__(
-        self, prompts, completions, screen, next_screen, width, height, scale, **kw
-    ) -> list[float | None]:
+    def _score(self, batch: RenderBatch) -> list[float | None]:
+        _needs(batch, "screen", "next_screen")
         out: list[float | None] = []
-        rendered = self._render_all(completions, width, height, scale, kw)
-        for i, ((_, _, res), cur, nxt) in enumerate(zip(rendered, screen, next_screen)):
-            try:
-                cur, nxt = self.shared.ref(2 * i + 1, cur), self.shared.ref(2 * i, nxt)
-                if change_gain(cur, cur, nxt) is None:
-                    out.append(None)
-                    continue
-                out.append(-1.0 if res is None else float(change_gain(cur, res.image, nxt) or 0.0))
-            except (TypeError, ValueError, OSError):  # an unreadable screenshot: nothing to judge
+        for c in batch:
+            t = c.target
+            if not t.changes:
                 out.append(None)
+                continue
+            out.append(change_score(t.screen, None if c.render is None else c.render.image, t.next_screen))
         return out
 
 
-class TextReward(_RenderedReward):
+class TextReward(_Reward):
     """R_text: the imagined screen says and holds what the real one does (render.metrics.content_f1:
     the visible words' F1 and the elements' F1 against the real next HTML), as its normalised
     gain over the current screen's HTML (0 keeping it, -1 a blank page, 1 perfect). Pixels barely
@@ -288,20 +407,17 @@ class TextReward(_RenderedReward):
 
     __name__ = "r_text"
 
-    @_never_raises
-    def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float | None]:
-        rendered = self._render_all(completions, width, height, scale, kw)
-        nexts = kw.get("next_html") or [""] * len(rendered)
-        curs = kw.get("edits_html") or [""] * len(rendered)
-        shown = kw.get("screen_html") or [""] * len(rendered)
+    def _score(self, batch: RenderBatch) -> list[float | None]:
+        base = {
+            k: content_baselines(t.kept_html, t.next_html) for k, t in batch.targets().items() if t.next_html
+        }
         out: list[float | None] = []
-        for (html, _, res), ref, cur, seen in zip(rendered, nexts, curs, shown):
-            if not ref:
+        for c in batch:
+            t = c.target
+            if not t.next_html:
                 out.append(None)
                 continue
-            copy, blank = self.shared.content_baselines(cur or seen, ref)
-            score = content_f1(html, ref) if res is not None else blank
-            out.append(-1.0 if res is None else normalised_gain(score, copy, blank))
+            out.append(content_gain(c.html if c.render is not None else None, t.next_html, *base[id(t)]))
         return out
 
 
@@ -309,42 +425,41 @@ class TextReward(_RenderedReward):
 EDIT_PARTIAL = 0.5
 
 
-class FormatReward(_RenderedReward):
+class FormatReward(_Reward):
     """R_format: one renderable HTML document whose root is sized to the screen, needing no repair;
     for an edit target, an edit that parses and applies to the current screen and renders."""
 
     __name__ = "r_format"
 
-    @_never_raises
-    def __call__(self, prompts, completions, width, height, scale, **kw) -> list[float]:
-        out = []
-        rendered = self._render_all(completions, width, height, scale, kw)
-        for (html, repaired, res), w, h, credit in zip(rendered, width, height, self.shared.edit_credit):
-            if credit is not None and credit < 1.0:
-                # an edit that does not apply: up to EDIT_PARTIAL for the share of its lines that
-                # would, so a group of not-yet-right edits still has a direction to learn
-                out.append(EDIT_PARTIAL * credit)
-                continue
-            if res is None:
-                out.append(0.0)
-                continue
-            if credit is not None:
-                out.append(1.0)
-                continue
-            size = root_size(html)
-            sized = size is not None and abs(size[0] - w) <= 2 and abs(size[1] - h) <= 2
-            out.append(0.4 + 0.3 * (not repaired) + 0.3 * sized)
-        return out
+    def _score(self, batch: RenderBatch) -> list[float | None]:
+        return [self._one(c) for c in batch]
+
+    @staticmethod
+    def _one(c: Rendered) -> float:
+        credit = c.edit_credit
+        if credit is not None and credit < 1.0:
+            # an edit that does not apply: up to EDIT_PARTIAL for the share of its lines that
+            # would, so a group of not-yet-right edits still has a direction to learn
+            return EDIT_PARTIAL * credit
+        if c.render is None:
+            return 0.0
+        if credit is not None:
+            return 1.0
+        size = root_size(c.html)
+        w, h = c.target.width, c.target.height
+        sized = size is not None and abs(size[0] - w) <= 2 and abs(size[1] - h) <= 2
+        return 0.4 + 0.3 * (not c.repaired) + 0.3 * sized
 
 
 def reward_functions(
     renderer: Renderer | None = None, ssim_share: float = 1.0, sem_metric: str = "ssim", text: bool = False
 ):
-    """R_sem, R_act, R_format (and R_text when asked) sharing one batch of renders."""
-    shared = SharedRenders(renderer)
+    """R_sem, R_act, R_format (and R_text when asked), building their batches with one
+    RenderBatches (`funcs[0].batches`: what the trainer builds each step's batch with)."""
+    batches = RenderBatches(renderer)
     out = [
-        SemanticReward(ssim_share=ssim_share, shared=shared, metric=sem_metric),
-        ActionReward(shared=shared),
-        FormatReward(shared=shared),
+        SemanticReward(ssim_share=ssim_share, batches=batches, metric=sem_metric),
+        ActionReward(batches=batches),
+        FormatReward(batches=batches),
     ]
-    return out + [TextReward(shared=shared)] if text else out
+    return out + [TextReward(batches=batches)] if text else out

@@ -27,7 +27,7 @@ from worldmodel.device import on_cpu, resolve_device, resolve_dtype
 
 from .config import TrainConfig
 from .data import grpo_dataset, sft_dataset, to_examples
-from .rewards import reward_functions
+from .rewards import reward_functions, with_render_batch
 
 
 def _cpu(cfg: TrainConfig) -> bool:
@@ -103,12 +103,12 @@ class RankLog:
     many its renderer rendered, its Chromium's pid and the rewards it computed. Evidence that
     each process renders and scores its own completions (tests/test_multiprocess.py)."""
 
-    def __init__(self, folder: Path, index: int, shared=None):
+    def __init__(self, folder: Path, index: int, batches=None):
         self.path = Path(folder) / f"rank{index}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text("")
         self.index = index
-        self.shared = shared
+        self.batches = batches  # the rewards' RenderBatches: how many documents it rendered
 
     def write(self, **event) -> None:
         with self.path.open("a") as f:
@@ -127,7 +127,7 @@ class RankLog:
             step=step,
             ids=[_digest(str(list(map(int, c)))) for c in completion_ids],
             texts=[_digest(completion_text(c)) for c in completions],
-            rendered=getattr(self.shared, "rendered", None),
+            rendered=getattr(self.batches, "rendered", None),
             chromium=chromium_browsers(),
             rewards=rewards,
         )
@@ -306,8 +306,9 @@ def run_grpo(
         processing_class=processor,
         callbacks=callbacks,
     )
+    trainer.render_batches = funcs[0].batches  # each step's batch, built once for every reward
     if rank_log is not None:
-        trainer.rank_log = RankLog(rank_log, trainer.accelerator.process_index, funcs[0].shared)
+        trainer.rank_log = RankLog(rank_log, trainer.accelerator.process_index, funcs[0].batches)
     result = trainer.train(resume_from_checkpoint=_last_checkpoint(out) if resume else None)
     return trainer, result
 
@@ -316,8 +317,9 @@ _LOGGED = None
 
 
 def _grpo_trainer():
-    """trl's GRPOTrainer, recording each batch this process generated and scored in its
-    `rank_log` (a RankLog) when it has one."""
+    """trl's GRPOTrainer that builds each step's RenderBatch once (with its `render_batches`)
+    and hands it to every reward (training/rewards.py), and records each batch this process
+    generated and scored in its `rank_log` (a RankLog) when it has one."""
     global _LOGGED
     if _LOGGED is not None:
         return _LOGGED
@@ -325,6 +327,7 @@ def _grpo_trainer():
 
     class RankLoggedGRPOTrainer(GRPOTrainer):
         rank_log: RankLog | None = None
+        render_batches = None
 
         def _generate(self, prompts):
             out = super()._generate(prompts)
@@ -333,6 +336,7 @@ def _grpo_trainer():
             return out
 
         def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+            inputs = with_render_batch(self.render_batches, inputs, completions)
             got = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
             if self.rank_log is not None:
                 # gathered in process order: this process' rows are its own rewards
@@ -455,11 +459,9 @@ def _disagreeing(cfg: TrainConfig, model, processor, pool: list[dict], renderer)
                     pad_token_id=tok.pad_token_id,
                 )
             completions = tok.batch_decode(got[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
-            cols = {
-                c: [e[c] for e in chunk for _ in range(k)]
-                for c in chunk[0]
-                if c not in ("prompt", "completion")
-            }
+            # as the trainer hands them: the rows with one batch rendered for every reward
+            rows = with_render_batch(funcs[0].batches, [e for e in chunk for _ in range(k)], completions)
+            cols = {c: [r[c] for r in rows] for c in rows[0] if c not in ("prompt", "completion")}
             total = np.zeros(len(completions))
             for f, w in zip(funcs, weights):
                 v = f(None, completions, **cols)
@@ -645,7 +647,31 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     dd = load_corpus(cfg.corpus)
-    train_ds = dd["train"]
+    cfg, start, model, processor, examples = _prepare(cfg, dd["train"], procs, out, say)
+    figures: dict = {}
+    trainer = scored = None
+    if cfg.sft_steps > 0:
+        trainer, model, processor, figs = _sft_stage(cfg, model, processor, examples, out, resume, procs, say)
+        figures.update(figs)
+    if cfg.grpo_steps > 0:
+        trainer, figs = _grpo_stage(cfg, model, processor, examples, out, resume, procs, say)
+        figures.update(figs)
+        scored = trainer.rank_log
+    final = _save(trainer, processor, out / "final", cfg) if (cfg.sft_steps or cfg.grpo_steps) else start
+    if scored is not None:
+        echo(_scored_line(scored, procs))
+    if not procs.main:
+        return final
+    if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:
+        figures["gate"] = _calibrate(final, dd["validation"], echo)
+    _write_json(out / "figures.json", figures)
+    echo(f"saved {final}: {json.dumps(figures)}")
+    return final
+
+
+def _prepare(cfg: TrainConfig, train_ds, procs: Processes, out: Path, say):
+    """(cfg with the completion budget measured, the model SFT starts from, the model and its
+    processor, the training examples); the run's configuration written, what it holds said."""
     examples = training_examples(cfg, train_ds)
     imitate = sft_examples(cfg, examples)
     say(
@@ -664,66 +690,72 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     say(f"model: {start} ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters)")
     if procs.count > 1:
         say(f"{procs.count} processes: each renders and scores its own completions (ranks/rank<N>.jsonl)")
+    return cfg, start, model, processor, examples
 
+
+def _sft_stage(cfg: TrainConfig, model, processor, examples, out: Path, resume: bool, procs: Processes, say):
+    """Stage 1 on the examples SFT imitates: (its trainer, the model and processor GRPO goes on
+    with, its figures); its final model saved under out/sft/final."""
+    say(f"stage 1: SFT for {cfg.sft_steps} steps")
+    start_step = _resumed_step(out / "sft", resume)
+    imitate = sft_examples(cfg, examples)
+    trainer, result = run_sft(cfg, model, processor, imitate, cfg.sft_steps, out / "sft", resume)
+    figures = {
+        "sft_loss": result.training_loss,
+        "sft_steps_per_s": result.metrics.get("train_steps_per_second"),
+        "sft_steps": {"resumed_from": start_step, "global_step": trainer.state.global_step},
+    }
+    _save(trainer, processor, out / "sft" / "final", cfg)
+    model = trainer.model
+    if procs.deepspeed and cfg.grpo_steps > 0:
+        # a ZeRO-3 engine's partitioned model does not go into a second trainer: GRPO starts
+        # from the saved SFT checkpoint instead
+        procs.wait()
+        model, processor = _load(out / "sft" / "final", cfg)
+    return trainer, model, processor, figures
+
+
+def _grpo_stage(cfg: TrainConfig, model, processor, examples, out: Path, resume: bool, procs: Processes, say):
+    """Stage 2 on GRPO's prompts (those the pre-pass keeps, when it runs), each process with its
+    own Chromium: (its trainer, its figures)."""
+    from render import Renderer
+
+    say(f"stage 2: GRPO for {cfg.grpo_steps} steps, {cfg.num_generations} renders per prompt")
+    start_step = _resumed_step(out / "grpo", resume)
+    prompts = grpo_examples(examples)
     figures: dict = {}
-    if cfg.sft_steps > 0:
-        say(f"stage 1: SFT for {cfg.sft_steps} steps")
-        start_step = _resumed_step(out / "sft", resume)
-        trainer, result = run_sft(cfg, model, processor, imitate, cfg.sft_steps, out / "sft", resume)
-        figures["sft_loss"] = result.training_loss
-        figures["sft_steps_per_s"] = result.metrics.get("train_steps_per_second")
-        figures["sft_steps"] = {"resumed_from": start_step, "global_step": trainer.state.global_step}
-        _save(trainer, processor, out / "sft" / "final", cfg)
-        model = trainer.model
-        if procs.deepspeed and cfg.grpo_steps > 0:
-            # a ZeRO-3 engine's partitioned model does not go into a second trainer: GRPO starts
-            # from the saved SFT checkpoint instead
-            procs.wait()
-            model, processor = _load(out / "sft" / "final", cfg)
-    scored = None
-    if cfg.grpo_steps > 0:
-        from render import Renderer
-
-        say(f"stage 2: GRPO for {cfg.grpo_steps} steps, {cfg.num_generations} renders per prompt")
-        start_step = _resumed_step(out / "grpo", resume)
-        prompts = grpo_examples(examples)
-        with Renderer() as renderer:  # this process' own Chromium
-            if cfg.prepass_prompts:
-                prompts, figures["prepass"] = disagreeing_prompts(
-                    cfg, model, processor, prompts, renderer, echo=say, procs=procs
-                )
-            trainer, result = run_grpo(
-                cfg,
-                model,
-                processor,
-                prompts,
-                cfg.grpo_steps,
-                out / "grpo",
-                resume,
-                renderer,
-                rank_log=out / "ranks",
+    with Renderer() as renderer:  # this process' own Chromium
+        if cfg.prepass_prompts:
+            prompts, figures["prepass"] = disagreeing_prompts(
+                cfg, model, processor, prompts, renderer, echo=say, procs=procs
             )
-        scored = trainer.rank_log
-        figures["grpo_steps"] = {"resumed_from": start_step, "global_step": trainer.state.global_step}
-        figures.update(grpo_figures(trainer.state.log_history))
-        figures["grpo_steps_per_s"] = result.metrics.get("train_steps_per_second")
-    final = _save(trainer, processor, out / "final", cfg) if (cfg.sft_steps or cfg.grpo_steps) else start
-    if scored is not None:
-        lines = [json.loads(x) for x in scored.path.read_text().splitlines()]
-        done = [x for x in lines if x["event"] == "scored"]
-        browsers = sorted({p for x in done for p in x["chromium"]})
-        echo(
-            f"process {procs.index} of {procs.count} (pid {os.getpid()}): scored"
-            f" {sum(len(x['ids']) for x in done)} completions in {len(done)} batches, rendered"
-            + (f" by its own Chromium (pid {browsers})" if browsers else " none (nothing to render)")
+        trainer, result = run_grpo(
+            cfg,
+            model,
+            processor,
+            prompts,
+            cfg.grpo_steps,
+            out / "grpo",
+            resume,
+            renderer,
+            rank_log=out / "ranks",
         )
-    if not procs.main:
-        return final
-    if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:
-        figures["gate"] = _calibrate(final, dd["validation"], echo)
-    _write_json(out / "figures.json", figures)
-    echo(f"saved {final}: {json.dumps(figures)}")
-    return final
+    figures["grpo_steps"] = {"resumed_from": start_step, "global_step": trainer.state.global_step}
+    figures.update(grpo_figures(trainer.state.log_history))
+    figures["grpo_steps_per_s"] = result.metrics.get("train_steps_per_second")
+    return trainer, figures
+
+
+def _scored_line(scored: RankLog, procs: Processes) -> str:
+    """What this process scored in GRPO, and with which Chromium."""
+    lines = [json.loads(x) for x in scored.path.read_text().splitlines()]
+    done = [x for x in lines if x["event"] == "scored"]
+    browsers = sorted({p for x in done for p in x["chromium"]})
+    return (
+        f"process {procs.index} of {procs.count} (pid {os.getpid()}): scored"
+        f" {sum(len(x['ids']) for x in done)} completions in {len(done)} batches, rendered"
+        + (f" by its own Chromium (pid {browsers})" if browsers else " none (nothing to render)")
+    )
 
 
 # Public names for what benchmarks (rl_vs_sft.py) call: loading a trained model and saving one.
