@@ -17,8 +17,16 @@ pre-pass over the prompts included, with the preset's dynamic sampling) and more
 for the same wall clock on the same machine, one after the other, at a constant learning rate;
 both are scored on the held-out transitions with SSIM, text F1 and the normalised rewards, and
 the summary says whether GRPO's lead is larger than the seeds' spread. `--rescore` scores the
-arms such a run saved under `--out` again, on `--eval` transitions (e.g. all of the test split). `--device`, `--dtype`
-and `--model-path` run the same comparison on a GPU with a real checkpoint, e.g.
+arms such a run saved under `--out` again, on `--eval` transitions (e.g. all of the test split);
+`--splits test id-test` scores on every transition of each split named instead, each summarised
+apart (mean lead, per-seed spread). Each arm writes its per-step curve (curve.json and curve.csv:
+GRPO's reward and its parts, the flat groups' share, SFT's loss, with the wall and CPU seconds
+since the arm began) and arm.json, whose `grpo_reward_flatness` says whether GRPO's reward had
+stopped rising (its last third's mean against the middle third's, within two standard errors).
+`--arms grpo` runs one arm (an arm already saved under --out is reused, so a run cut short goes
+on), `--save-at 300 600` also saves GRPO's model where those budgets would have stopped it (one
+long run shows which budget its reward flattens by), and `--cache` keeps the training examples.
+`--device`, `--dtype` and `--model-path` run the same comparison on a GPU with a real checkpoint, e.g.
 
     python benchmarks/rl_vs_sft.py --preset qwen3-vl-8b --model-path /models/Qwen3-VL-8B-Instruct \
         --device cuda --dtype bfloat16 --target edit --budget 1800 --seeds 0 1 2
@@ -112,6 +120,32 @@ def main():
         help="score the arms an equal-compute run saved under --out again, on --eval transitions",
     )
     ap.add_argument("--train-sample", type=int, default=0, help="train on N shuffled transitions (0 = all)")
+    ap.add_argument(
+        "--arms",
+        nargs="+",
+        choices=("grpo", "sft"),
+        default=["grpo", "sft"],
+        help="with --budget: which arms to run (an arm whose final checkpoint and arm.json exist is reused)",
+    )
+    ap.add_argument(
+        "--splits",
+        nargs="+",
+        default=None,
+        help="score on these whole splits (e.g. test id-test) instead of --eval test transitions",
+    )
+    ap.add_argument(
+        "--save-at",
+        type=float,
+        nargs="+",
+        default=[],
+        help="with --budget: also save GRPO's model where a budget of each of these seconds would have ended it",
+    )
+    ap.add_argument(
+        "--no-score", action="store_true", help="with --budget: train and save the arms, score nothing"
+    )
+    ap.add_argument(
+        "--cache", default=None, help="a pickle of the training examples: read if there, else written"
+    )
     args = ap.parse_args()
     out = Path(args.out)
     edit = args.target == "edit"
@@ -129,22 +163,39 @@ def main():
     dd = load_corpus()
     from corpus.store import from_row
 
-    test_rows = dd["test"].shuffle(seed=0, keep_in_memory=True).select(range(min(args.eval, len(dd["test"]))))
+    for name in args.splits or ():
+        if name not in dd:
+            raise SystemExit(f"--splits: the corpus has no split {name!r} (it has {', '.join(dd)})")
+    if args.splits:  # every transition of each split
+        held = {name: dd[name] for name in args.splits}
+    else:
+        held = {
+            "test": dd["test"]
+            .shuffle(seed=0, keep_in_memory=True)
+            .select(range(min(args.eval, len(dd["test"]))))
+        }
     train = dd["train"]
     if args.train_sample:  # a shuffled share of the training split (a cheaper run on a busy machine)
         train = train.shuffle(seed=0, keep_in_memory=True).select(range(min(args.train_sample, len(train))))
     # (a re-score trains nothing: no training examples, which after the sim take minutes to make)
-    examples = None if args.rescore else training_examples(cfg, train)
+    examples = None if args.rescore else cached_examples(args.cache, cfg, train)
     imitate = None if args.rescore else sft_examples(cfg, examples)
     after = cfg.after if edit else ""
+    sets = {}
     with Renderer() as r:
-        test = to_examples(
-            test_rows, cfg.with_html, cfg.max_prompt_html_chars, target=cfg.target, renderer=r, after=after
-        )
-        ts = [from_row(row) for row in test_rows]
-        ts, applied = simulated(ts, r) if after == "sim" else (ts, [False] * len(ts))
-    for e, t, done in zip(test, ts, applied):  # the screen the model edits, as at prediction time
-        e["_screen"], e["_action"], e["_goal"], e["_applied"] = t.screen, t.action, t.goal, done
+        for name, rows in held.items():
+            if args.no_score:
+                sets[name] = []
+                continue
+            sets[name] = to_examples(
+                rows, cfg.with_html, cfg.max_prompt_html_chars, target=cfg.target, renderer=r, after=after
+            )
+            ts = [from_row(row) for row in rows]
+            ts, applied = simulated(ts, r) if after == "sim" else (ts, [False] * len(ts))
+            # the screen the model edits, as at prediction time
+            for e, t, done in zip(sets[name], ts, applied):
+                e["_screen"], e["_action"], e["_goal"], e["_applied"] = t.screen, t.action, t.goal, done
+    test = next(iter(sets.values()))
 
     t0 = time.perf_counter()
     if args.base:
@@ -161,6 +212,7 @@ def main():
     figures = {
         "base": str(base),
         "held_out_transitions": len(test),
+        "held_out": {name: len(v) for name, v in sets.items()},
         "target": cfg.target,
         "preset": cfg.preset,
         "after": after,
@@ -170,9 +222,9 @@ def main():
         "steps": {"base_sft": None if args.base else args.sft_steps, "extra": args.extra_steps},
     }
     if args.rescore:
-        return rescore(args, cfg, base, test, figures, out)
+        return rescore(args, cfg, base, sets, figures, out)
     if args.budget:
-        return equal_compute(args, cfg, base, examples, imitate, test, figures, out)
+        return equal_compute(args, cfg, base, examples, imitate, sets, figures, out)
     with Renderer() as r:
         figures["sft_base"] = score(base, cfg, test, r, args.max_new_tokens)
         for n in args.extra_steps:
@@ -206,126 +258,342 @@ def main():
 UNBOUNDED_STEPS = 100_000
 # What each arm is scored on, in the summary's order.
 SCORES = ("ssim", "text_f1", "r_sem", "r_text", "r_act", "r_format")
+ARMS = ("sft_only", "sft_plus_grpo")
+# Per-step figures a curve keeps (trl's log names), where logged.
+CURVE_KEYS = (
+    "reward",
+    "reward_std",
+    "rewards/r_sem/mean",
+    "rewards/r_text/mean",
+    "rewards/r_act/mean",
+    "rewards/r_format/mean",
+    "frac_reward_zero_std",
+    "kl",
+    "loss",
+    "learning_rate",
+)
 
 
-def equal_compute(args, cfg, base, examples, imitate, test, figures, out: Path):
+def cached_examples(path, cfg, train):
+    """The training examples (after the sim they take minutes to make), from a pickle at `path`
+    when one made with the same preset settings is there, written there otherwise."""
+    import pickle
+
+    key = json.dumps({**cfg.to_dict(), "seed": 0, "output_dir": "", "train_rows": len(train)}, sort_keys=True)
+    if path and Path(path).exists():
+        saved = pickle.loads(Path(path).read_bytes())
+        if saved["key"] == key:
+            return saved["examples"]
+    examples = training_examples(cfg, train)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(pickle.dumps({"key": key, "examples": examples}))
+    return examples
+
+
+def tree_cpu() -> float:
+    """CPU seconds used so far by this process and its live descendants (the renderer's
+    Chromium among them): on a shared machine, the compute an arm had, where wall time is not."""
+    import psutil
+
+    me = psutil.Process()
+    total = 0.0
+    for p in [me, *me.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:  # a child that exited between the listing and the reading
+            pass
+    return total
+
+
+def arm_clock(t0: float, save_at=(), save=None, d: Path | None = None, cpu0: float = 0.0):
+    """A trainer callback that stamps each logged step with the seconds since the arm began (t0,
+    GRPO's pre-pass included) and the CPU seconds since then (from cpu0), writes the curve so far
+    to `d` at every log (a run cut short keeps it), and, at the first step boundary after each of
+    `save_at` seconds (the step a run with that budget would have stopped at, as time_budget
+    stops it), calls save(seconds, model, step, elapsed)."""
+    from transformers import TrainerCallback
+
+    class ArmClock(TrainerCallback):
+        def __init__(self):
+            self.pending = sorted(save_at)
+
+        def on_log(self, args, state, control, **kw):
+            if state.log_history:
+                state.log_history[-1]["elapsed_s"] = time.perf_counter() - t0
+                state.log_history[-1]["cpu_s"] = tree_cpu() - cpu0
+            if d is not None:
+                write_curve(d, state.log_history)
+
+        def on_step_end(self, args, state, control, model=None, **kw):
+            now = time.perf_counter() - t0
+            while self.pending and now >= self.pending[0]:
+                save(self.pending.pop(0), model, state.global_step, now)
+
+    return ArmClock()
+
+
+def write_curve(d: Path, log_history: list[dict]) -> list[dict]:
+    """The arm's per-step log as curve.json and curve.csv in `d`; returns the rows."""
+    rows = []
+    for h in log_history:
+        if "step" not in h or not any(k in h for k in CURVE_KEYS):
+            continue
+        rows.append(
+            {"step": h["step"], "elapsed_s": h.get("elapsed_s"), **{k: h[k] for k in CURVE_KEYS if k in h}}
+        )
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "curve.json").write_text(json.dumps(rows, indent=1))
+    cols = ["step", "elapsed_s", "cpu_s", *[k for k in CURVE_KEYS if any(k in r for r in rows)]]
+    lines = [",".join(cols)] + [
+        ",".join("" if r.get(c) is None else f"{r[c]:.6g}" for c in cols) for r in rows
+    ]
+    (d / "curve.csv").write_text("\n".join(lines) + "\n")
+    return rows
+
+
+def flatness(values: list[float]) -> dict:
+    """Has a noisy per-step curve (one prompt per GRPO step) stopped rising? Its thirds' means,
+    the last third's mean less the middle third's with that difference's standard error, and the
+    last third's least-squares slope per step: flat when the last third is within two standard
+    errors of the middle one."""
+    n = len(values)
+    if n < 6:
+        return {"steps": n, "flat": None}
+    k = n // 3
+    thirds = [values[:k], values[k : n - k], values[n - k :]]
+    mid, last = thirds[1], thirds[2]
+    diff = statistics.fmean(last) - statistics.fmean(mid)
+    se = (statistics.variance(mid) / len(mid) + statistics.variance(last) / len(last)) ** 0.5
+    xs = range(len(last))
+    mx, my = statistics.fmean(xs), statistics.fmean(last)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, last)) / sxx
+    return {
+        "steps": n,
+        "third_means": [statistics.fmean(t) for t in thirds],
+        "last_minus_middle": diff,
+        "last_minus_middle_se": se,
+        "last_third_slope_per_step": slope,
+        "flat": abs(diff) < 2 * se,
+    }
+
+
+def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
     """Per seed: GRPO (pre-pass included) and more SFT from `base` for args.budget seconds each,
-    both at a constant learning rate, scored on `test`."""
+    both at a constant learning rate, scored on each held-out set. An arm whose checkpoint and
+    arm.json a run already saved under `out` is reused, not trained again."""
+    from training.train import checkpoint_card
+
     const = dict(lr_scheduler_type="constant", warmup_steps=0, save_strategy="no")
     figures["budget_s"] = args.budget
-    figures["seeds"] = {}
+    figures["arms"] = args.arms
+    if (out / "figures.json").exists():  # seeds an earlier run of this comparison finished
+        figures["seeds"] = json.loads((out / "figures.json").read_text()).get("seeds", {})
+    figures.setdefault("seeds", {})
     with Renderer() as r:
-        figures["sft_base"] = score(base, cfg, test, r, args.max_new_tokens)
-        print("base:", json.dumps(figures["sft_base"]))
+        if not args.no_score:
+            figures["sft_base"] = score(
+                base,
+                cfg,
+                sets["test"] if "test" in sets else next(iter(sets.values())),
+                r,
+                args.max_new_tokens,
+            )
+            figures["sft_base_by_split"] = {
+                n: score(base, cfg, v, r, args.max_new_tokens) for n, v in sets.items()
+            }
+            print("base:", json.dumps(figures["sft_base_by_split"]))
         for seed in args.seeds:
             c = replace(cfg, seed=seed)
-            fig: dict = {}
-            model, proc = load_trained(base, c)
-            t0 = time.perf_counter()
-            prompts = grpo_examples(examples)
-            if c.prepass_prompts:
-                prompts, fig["prepass"] = disagreeing_prompts(c, model, proc, prompts, renderer=r)
-            left = max(1.0, args.budget - (time.perf_counter() - t0))
+            fig: dict = dict(figures["seeds"].get(str(seed), {}))
             d = out / f"grpo_seed{seed}"
-            tr, _ = run_grpo(
-                c,
-                model,
-                proc,
-                prompts,
-                UNBOUNDED_STEPS,
-                d,
-                renderer=r,
-                callbacks=[time_budget(left)],
-                **const,
-            )
-            fig["grpo_seconds"] = time.perf_counter() - t0
-            fig["grpo_steps"] = tr.state.global_step
-            fig.update(grpo_figures(tr.state.log_history))
-            rl = save_checkpoint(tr, proc, d / "final", c)
-            model, proc = load_trained(base, c)
-            t0 = time.perf_counter()
+            if "grpo" in args.arms and not ((d / "final").exists() and (d / "arm.json").exists()):
+                model, proc = load_trained(base, c)
+                t0, cpu0 = time.perf_counter(), tree_cpu()
+                arm: dict = {}
+                prompts = grpo_examples(examples)
+                if c.prepass_prompts:
+                    prompts, arm["prepass"] = disagreeing_prompts(c, model, proc, prompts, renderer=r)
+                arm["prepass_seconds"] = time.perf_counter() - t0
+                left = max(1.0, args.budget - (time.perf_counter() - t0))
+                saved = []
+
+                def save(seconds, model, step, now, d=d, c=c, proc=proc, saved=saved, cpu0=cpu0):
+                    at = d / f"at{int(seconds)}s"
+                    model.save_pretrained(str(at))
+                    proc.save_pretrained(str(at))
+                    proc.tokenizer.save_pretrained(str(at))
+                    checkpoint_card(c).write(at)
+                    saved.append(
+                        {
+                            "budget_s": seconds,
+                            "step": step,
+                            "elapsed_s": now,
+                            "cpu_s": tree_cpu() - cpu0,
+                            "path": str(at),
+                        }
+                    )
+                    (d / "snapshots.json").write_text(json.dumps(saved, indent=1))
+
+                tr, _ = run_grpo(
+                    c,
+                    model,
+                    proc,
+                    prompts,
+                    UNBOUNDED_STEPS,
+                    d,
+                    renderer=r,
+                    callbacks=[time_budget(left), arm_clock(t0, args.save_at, save, d, cpu0)],
+                    **const,
+                )
+                arm["grpo_seconds"] = time.perf_counter() - t0
+                arm["grpo_cpu_seconds"] = tree_cpu() - cpu0
+                arm["grpo_steps"] = tr.state.global_step
+                arm.update(grpo_figures(tr.state.log_history))
+                curve = write_curve(d, tr.state.log_history)
+                arm["grpo_reward_flatness"] = flatness([x["reward"] for x in curve if "reward" in x])
+                arm["snapshots"] = saved
+                save_checkpoint(tr, proc, d / "final", c)
+                (d / "arm.json").write_text(json.dumps(arm, indent=2))
+                print(f"seed {seed} grpo:", json.dumps(arm))
+            if (d / "arm.json").exists():
+                fig.update(json.loads((d / "arm.json").read_text()))
             d = out / f"sft_seed{seed}"
-            tr, _ = run_sft(
-                replace(c, sft_lr=c.sft_lr / 4),
-                model,
-                proc,
-                imitate,
-                UNBOUNDED_STEPS,
-                d,
-                callbacks=[time_budget(args.budget)],
-                **const,
-            )
-            fig["sft_seconds"] = time.perf_counter() - t0
-            fig["sft_steps"] = tr.state.global_step
-            sft = save_checkpoint(tr, proc, d / "final", c)
-            fig["sft_only"] = score(sft, c, test, r, args.max_new_tokens)
-            fig["sft_plus_grpo"] = score(rl, c, test, r, args.max_new_tokens)
-            figures["seeds"][seed] = fig
+            if "sft" in args.arms and not ((d / "final").exists() and (d / "arm.json").exists()):
+                model, proc = load_trained(base, c)
+                t0, cpu0 = time.perf_counter(), tree_cpu()
+                tr, _ = run_sft(
+                    replace(c, sft_lr=c.sft_lr / 4),
+                    model,
+                    proc,
+                    imitate,
+                    UNBOUNDED_STEPS,
+                    d,
+                    callbacks=[time_budget(args.budget), arm_clock(t0, d=d, cpu0=cpu0)],
+                    **const,
+                )
+                arm = {
+                    "sft_seconds": time.perf_counter() - t0,
+                    "sft_cpu_seconds": tree_cpu() - cpu0,
+                    "sft_steps": tr.state.global_step,
+                }
+                curve = write_curve(d, tr.state.log_history)
+                arm["sft_loss_flatness"] = flatness([x["loss"] for x in curve if "loss" in x])
+                save_checkpoint(tr, proc, d / "final", c)
+                (d / "arm.json").write_text(json.dumps(arm, indent=2))
+            if (d / "arm.json").exists():
+                fig.update(json.loads((d / "arm.json").read_text()))
+            if not args.no_score and all(
+                (out / f"{a}_seed{seed}" / "final").exists() for a in ("grpo", "sft")
+            ):
+                fig["splits"] = {
+                    name: {
+                        "sft_only": score(out / f"sft_seed{seed}" / "final", c, v, r, args.max_new_tokens),
+                        "sft_plus_grpo": score(
+                            out / f"grpo_seed{seed}" / "final", c, v, r, args.max_new_tokens
+                        ),
+                    }
+                    for name, v in sets.items()
+                }
+                fig.update(next(iter(fig["splits"].values())))
+            figures["seeds"][str(seed)] = fig
             print(f"seed {seed}:", json.dumps(fig))
             (out / "figures.json").write_text(json.dumps(figures, indent=2))
-    figures["summary"] = summary(figures)
-    (out / "figures.json").write_text(json.dumps(figures, indent=2))
+    finish(figures, out / "figures.json")
+
+
+def finish(figures, path: Path):
+    """Summaries (per held-out set) and the GRPO reward curves' flatness, written and printed."""
+    scored = {k: f for k, f in figures["seeds"].items() if all(a in f for a in ARMS)}
+    names = list(figures.get("held_out", {})) or ["test"]
+    figures["summary"] = summary(scored.values())
+    figures["summary_by_split"] = {
+        n: summary([f["splits"][n] for f in scored.values() if n in f.get("splits", {})]) for n in names
+    }
+    flat = [f["grpo_reward_flatness"] for f in figures["seeds"].values() if "grpo_reward_flatness" in f]
+    figures["grpo_reward_flat_in"] = f"{sum(bool(x.get('flat')) for x in flat)} of {len(flat)}"
+    path.write_text(json.dumps(figures, indent=2))
     print(json.dumps(figures, indent=2))
-    print(table(figures))
+    for n in names:
+        if figures["summary_by_split"][n]:
+            print(f"\n{n} ({figures.get('held_out', {}).get(n, '?')} transitions)")
+            print(
+                table(
+                    figures.get("sft_base_by_split", {}).get(n, figures.get("sft_base")), scored.values(), n
+                )
+            )
 
 
-def rescore(args, cfg, base, test, figures, out: Path):
+def rescore(args, cfg, base, sets, figures, out: Path):
     """The arms an equal-compute run saved under `out` (sft_seedN/final, grpo_seedN/final) scored
-    again on `test`, e.g. on every held-out transition instead of the run's sample: with greedy
-    answers a few edits that apply or not move a small sample's mean, and so the seeds' spread."""
+    again on each held-out set, e.g. on every transition of the test and id-test splits instead
+    of the run's sample: with greedy answers a few edits that apply or not move a small sample's
+    mean, and so the seeds' spread."""
     prev = json.loads((out / "figures.json").read_text())
     figures.update(budget_s=prev.get("budget_s"), seeds={})
     with Renderer() as r:
-        figures["sft_base"] = score(base, cfg, test, r, args.max_new_tokens)
+        figures["sft_base_by_split"] = {
+            n: score(base, cfg, v, r, args.max_new_tokens) for n, v in sets.items()
+        }
+        figures["sft_base"] = next(iter(figures["sft_base_by_split"].values()))
         for seed, old in prev["seeds"].items():
             c = replace(cfg, seed=int(seed))
-            fig = {k: v for k, v in old.items() if k not in ("sft_only", "sft_plus_grpo")}
-            fig["sft_only"] = score(out / f"sft_seed{seed}" / "final", c, test, r, args.max_new_tokens)
-            fig["sft_plus_grpo"] = score(out / f"grpo_seed{seed}" / "final", c, test, r, args.max_new_tokens)
+            fig = {k: v for k, v in old.items() if k not in (*ARMS, "splits")}
+            fig["splits"] = {
+                name: {
+                    "sft_only": score(out / f"sft_seed{seed}" / "final", c, v, r, args.max_new_tokens),
+                    "sft_plus_grpo": score(out / f"grpo_seed{seed}" / "final", c, v, r, args.max_new_tokens),
+                }
+                for name, v in sets.items()
+            }
+            fig.update(next(iter(fig["splits"].values())))
             figures["seeds"][seed] = fig
             print(f"seed {seed}:", json.dumps(fig))
-    figures["summary"] = summary(figures)
-    (out / f"figures_eval{len(test)}.json").write_text(json.dumps(figures, indent=2))
-    print(table(figures))
+    tag = "_".join(f"{n}{len(v)}" for n, v in sets.items())
+    finish(figures, out / f"figures_{tag}.json")
 
 
-def summary(figures) -> dict:
-    """Per score: each arm's mean and spread over seeds (sample std), GRPO's lead per seed, and in
-    how many seeds it leads by more than the larger spread."""
-    seeds = figures["seeds"].values()
+def summary(seeds) -> dict:
+    """Per score: each arm's mean and spread over seeds (sample std), GRPO's lead per seed, the
+    mean lead, and in how many seeds it leads by more than the larger spread."""
+    seeds = list(seeds)
     out = {}
     for k in SCORES:
         a = [f["sft_only"][k] for f in seeds if f["sft_only"].get(k) is not None]
         b = [f["sft_plus_grpo"][k] for f in seeds if f["sft_plus_grpo"].get(k) is not None]
         if not a or len(a) != len(b):
             continue
-        spread = max(statistics.stdev(a), statistics.stdev(b)) if len(a) > 1 else 0.0
+        sd = [statistics.stdev(x) if len(x) > 1 else 0.0 for x in (a, b)]
         lead = [y - x for x, y in zip(a, b)]
         out[k] = {
             "sft_only": statistics.fmean(a),
             "sft_plus_grpo": statistics.fmean(b),
-            "spread": spread,
+            "sd": sd,
+            "spread": max(sd),
             "lead": lead,
-            "wins_beyond_spread": sum(d > spread for d in lead),
+            "mean_lead": statistics.fmean(lead),
+            "lead_sd": statistics.stdev(lead) if len(lead) > 1 else 0.0,
+            "wins_beyond_spread": sum(d > max(sd) for d in lead),
         }
     return out
 
 
-def table(figures) -> str:
-    base = figures["sft_base"]
+def table(base, seeds, split=None) -> str:
+    """The summary of `seeds` (each with both arms' scores, on `split` when given) as a table."""
+    seeds = [f["splits"][split] if split and "splits" in f else f for f in seeds]
     rows = [
-        "| score | SFT base | SFT-only (mean ± sd) | SFT+GRPO (mean ± sd) | GRPO's lead per seed | seeds ahead by > spread |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| score | SFT base | SFT-only (mean ± sd) | SFT+GRPO (mean ± sd) | GRPO's lead per seed | mean lead"
+        " | seeds ahead by > spread |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    seeds = list(figures["seeds"].values())
-    for k, s in figures["summary"].items():
-        sd = [
-            statistics.stdev([f[arm][k] for f in seeds]) if len(seeds) > 1 else 0.0
-            for arm in ("sft_only", "sft_plus_grpo")
-        ]
+    for k, s in summary(seeds).items():
+        b = f"{base[k]:.4f}" if base and base.get(k) is not None else "-"
         rows.append(
-            f"| {k} | {base[k]:.4f} | {s['sft_only']:.4f} ± {sd[0]:.4f} | {s['sft_plus_grpo']:.4f} ± {sd[1]:.4f} |"
-            f" {' '.join(f'{d:+.4f}' for d in s['lead'])} | {s['wins_beyond_spread']} of {len(s['lead'])} |"
+            f"| {k} | {b} | {s['sft_only']:.4f} ± {s['sd'][0]:.4f} | {s['sft_plus_grpo']:.4f} ± {s['sd'][1]:.4f} |"
+            f" {' '.join(f'{d:+.4f}' for d in s['lead'])} | {s['mean_lead']:+.4f} |"
+            f" {s['wins_beyond_spread']} of {len(s['lead'])} |"
         )
     return "\n".join(rows)
 
