@@ -8,7 +8,7 @@ from render import Renderer, default_renderer
 from worldmodel.types import Action, Screen
 
 from .lookahead import Candidate
-from .progress import TaskStates, named_values
+from .progress import PAGERS, TaskStates, named_values
 from .scorers import goal_terms
 
 _CLICKABLE = {
@@ -81,6 +81,7 @@ class MiniWoBAgent:
                 continue
             match = len(words & terms) / max(1, len(words)) if words else 0.0
             conf = 0.2 + 0.3 * match + (0.1 if b.text.lower() in ("submit", "login") else 0.0)
+            conf += 0.05 if b.text.strip().lower() in PAGERS else 0.0  # past the items on this page
             out.append(Candidate(Action("tap", x=x, y=y), conf))
         out.sort(key=lambda c: -c.confidence)
         return out[: self.max_candidates]
@@ -88,12 +89,12 @@ class MiniWoBAgent:
 
 def recorder_policy(agent, lookahead=None, max_actions: int = 4):
     """Drive a live page with an agent (optionally through a Lookahead) via corpus.Recorder; the
-    lookahead is told the action that led to each screen in the episode."""
-    taken: list = [None]
+    lookahead is told the steps taken so far in the episode."""
+    taken: list = []
 
     def policy(ctx):
         if ctx.step == 0:
-            taken[0] = None
+            taken.clear()
         if ctx.step >= max_actions:
             return None
         cands = agent(ctx.screen, ctx.goal)
@@ -101,7 +102,9 @@ def recorder_policy(agent, lookahead=None, max_actions: int = 4):
             return None
         if lookahead is None:
             return max(cands, key=lambda c: c.confidence).action
-        taken[0] = lookahead.choose(ctx.screen, ctx.goal, cands, previous=taken[0])
-        return taken[0]
+        action = lookahead.choose(ctx.screen, ctx.goal, cands, taken=list(taken))
+        if action is not None:
+            taken.append((ctx.screen, action))
+        return action
 
     return policy

@@ -19,6 +19,11 @@ from .progress import TaskStates
 from .scorers import Scorer, says_done
 
 
+def _form(state) -> tuple:
+    """What a screen's fields and boxes hold."""
+    return [f.value for f in state.fields], state.checked
+
+
 def _same_action(a: Action, b: Action, px: float = 2.0) -> bool:
     """The same kind of action with the same text or key, at the same point (within `px`)."""
     if (a.type, a.text, a.key, a.direction) != (b.type, b.text, b.key, b.direction):
@@ -117,21 +122,25 @@ class Lookahead:
         # With a budget (imagined steps per decision) the search is not of a fixed shape: see
         # _rank_within_budget. `margin`: scores this close to the best are still unsure.
         self.budget, self.margin = budget, margin
-        # A score's share kept by the action just taken in reality, taken again, where the
-        # imagination shows it changing nothing (see _after_previous).
+        # A score's share kept by an action already taken in reality in the episode, taken
+        # again, where the imagination shows it changing nothing (see _after_taken).
         self.repeat_factor = repeat_factor
         self._states = TaskStates()
         self.imagined_steps = 0
         self.last_spent = 0  # imagined steps the last decision took
 
     def rank(
-        self, screen: Screen, goal: str, candidates: Sequence[Candidate], previous: Action | None = None
+        self,
+        screen: Screen,
+        goal: str,
+        candidates: Sequence[Candidate],
+        taken: Sequence[tuple[Screen, Action]] = (),
     ) -> list[Ranked]:
         """Candidates ranked best first, each with the screens imagined for it.
 
         The first imagined step of every candidate is one batch; past it, the beams of all
-        candidates advance together, one batch per depth. `previous`: the action taken in
-        reality that led to `screen` (see _after_previous)."""
+        candidates advance together, one batch per depth. `taken`: the steps taken in reality so
+        far in this episode, (screen, action), the last one leading to `screen` (_after_taken)."""
         every = sorted(candidates, key=lambda c: -c.confidence)
         cands = every[: self.top_k]
         if not cands:
@@ -139,7 +148,7 @@ class Lookahead:
         if self.confident_at is not None and cands[0].confidence >= self.confident_at:
             return [Ranked(c.action, c.confidence, [], c.confidence) for c in cands]  # gate: trust the agent
         if self.budget is not None:
-            return self._after_previous(screen, self._rank_within_budget(screen, goal, every), previous)
+            return self._after_taken(screen, self._rank_within_budget(screen, goal, every), taken)
         before = self.imagined_steps
         preds = self._imagine([(screen, c.action) for c in cands], goal)
         scores = [self.scorer(screen, c.action, p, goal) for c, p in zip(cands, preds)]
@@ -156,33 +165,38 @@ class Lookahead:
                     paths[i] += fpath
         ranked = [Ranked(c.action, s, path, c.confidence) for c, s, path in zip(cands, scores, paths)]
         self.last_spent = self.imagined_steps - before
-        return self._after_previous(screen, ranked, previous)
+        return self._after_taken(screen, ranked, taken)
 
     def choose(
-        self, screen: Screen, goal: str, candidates: Sequence[Candidate], previous: Action | None = None
+        self,
+        screen: Screen,
+        goal: str,
+        candidates: Sequence[Candidate],
+        taken: Sequence[tuple[Screen, Action]] = (),
     ) -> Action | None:
-        ranked = self.rank(screen, goal, candidates, previous)
+        ranked = self.rank(screen, goal, candidates, taken)
         return ranked[0].action if ranked else None
 
-    def _after_previous(self, screen: Screen, ranked: list[Ranked], previous: Action | None) -> list[Ranked]:
-        """Best first (ties to the agent's preference), the action just taken in reality, taken
-        again, keeping `repeat_factor` of its score where its imagined screen shows no change (no
-        value, checked state or text; focus aside). The imagination cannot show what such an
-        action does (an app's script reacts to it), but reality just did: `screen` is what it
-        does, so its score (what the scorer read off its target, a Search button or a menu) was
+    def _after_taken(
+        self, screen: Screen, ranked: list[Ranked], taken: Sequence[tuple[Screen, Action]]
+    ) -> list[Ranked]:
+        """Best first (ties to the agent's preference), an action already taken in reality in this
+        episode on a screen whose fields and boxes held what they hold now, taken again, keeping
+        `repeat_factor` of its score where its imagined screen shows no change (no value,
+        checked state or text; focus aside). The imagination cannot show what such an action
+        does (an app's script reacts to it), but reality did: the screens since are what it
+        does, so its score (what the scorer read off its target, a Search button, a menu) was
         for a step already taken."""
-        if previous is not None:
+        if taken:
             before = self._states.of(screen.html)
+            form = ([f.value for f in before.fields], before.checked)
+            done = [a for s, a in taken if _form(self._states.of(s.html)) == form]
             for r in ranked:
                 first = r.imagined[0] if r.imagined else None
-                if first is None or not first.ok or not _same_action(r.action, previous):
+                if first is None or not first.ok or not any(_same_action(r.action, a) for a in done):
                     continue
                 after = self._states.of(first.html)
-                if (after.words, after.checked, [f.value for f in after.fields]) == (
-                    before.words,
-                    before.checked,
-                    [f.value for f in before.fields],
-                ):
+                if (after.words, *_form(after)) == (before.words, *form):
                     r.score *= self.repeat_factor
         return sorted(ranked, key=lambda r: (-r.score, -r.confidence))
 

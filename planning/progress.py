@@ -425,6 +425,10 @@ _ALIASES = {"x": {"x", "×", "✕", "✖", "close"}}
 OPENER_GLYPHS = {"+", "▸", "▶", "►", "›", "»", "☰", "≡", "⋮", "…", "...", "▾", "▼", "⌄"}
 
 
+# What a control that shows the next page of a list says.
+PAGERS = {">", "›", "»", ">>", "next", "next page", "older", "more results"}
+
+
 def is_submit(tag: str, name: str) -> bool:
     """A control that ends a form: a button or link with a submit word ("Log in"), or any element
     whose words are all such words (a div reading "Submit"); not a title that has one ("Movie
@@ -566,6 +570,18 @@ class ProgressScorer:
                 self._sights.popitem(last=False)
         return self._sights[key]
 
+    def unseen(self, current: Screen, goal: str) -> bool:
+        """Some value the goal names in full is the text of no element the current screen shows
+        (a field's value aside) but the instruction's own, where a page prints it (it is shown no
+        more times than the goal says it): a search result on a later page, an item further on."""
+        shown = self.states.of(current.html).shown
+        low = _norm(goal)
+        for t in {_norm(v.text) for v in self.spec(current, goal).values if v.kind == "text"}:
+            said = len(re.findall(r"(?<!\w)" + re.escape(t) + r"(?!\w)", low)) if t else 0
+            if t and sum(_within(t, x) for x in shown) <= said:
+                return True
+        return False
+
     def layout(self, current: Screen) -> list:
         key = (current.html, current.size, current.device_scale_factor)
         if key not in self._boxes:
@@ -609,6 +625,8 @@ class ProgressScorer:
         elif name and not sight.revealers and wants_open(goal):
             if name in {n for _, n in before.collapsed} or name in OPENER_GLYPHS:
                 bonus += self.step  # "expand the section": a closed control is the way in
+        if name in PAGERS and self.unseen(current, goal):
+            bonus += self.step  # what the goal names is on no element here: the next page
         asked = bool(g.values and before.fields) or bool(before.checked)
         if asked and is_submit(tag, name) and requirements_met(before, g) >= 1.0:
             bonus += self.step

@@ -60,10 +60,11 @@ def test_lookahead_picks_the_action_whose_imagined_screen_fits_the_goal(renderer
     assert "Settings" in ranked[0].imagined[0].html and la.imagined_steps == 2
 
 
-def test_the_action_just_taken_is_not_taken_again_where_imagination_shows_it_changing_nothing(renderer):
-    """Search was just pressed in reality (the results are its answer, which the sim cannot show):
-    pressing it again keeps half its score and the result the goal names wins; an action whose
-    imagined screen changes (typing) keeps its whole score."""
+def test_an_action_taken_is_not_taken_again_where_imagination_shows_it_changing_nothing(renderer):
+    """Search was pressed in reality with the field as it is (the results are its answer, which
+    the sim cannot show): pressing it again keeps half its score and the result the goal names
+    wins; pressed when the field was empty, it is another step; an action whose imagined screen
+    changes (typing) keeps its whole score."""
     from render import Viewport
 
     page = (
@@ -82,12 +83,15 @@ def test_the_action_just_taken_is_not_taken_again_where_imagination_shows_it_cha
     with WorldModel.load("sim", renderer=renderer) as wm:
         la = Lookahead(wm, ProgressScorer(renderer=renderer), confident_at=None, renderer=renderer)
         fresh = la.rank(screen, goal, cands)
-        again = la.rank(screen, goal, cands, previous=search)
-        retyped = la.rank(screen, goal, cands, previous=typed)
+        again = la.rank(screen, goal, cands, taken=[(screen, search)])
+        retyped = la.rank(screen, goal, cands, taken=[(screen, typed)])
+        # pressed before the field held its value: a press now is another step
+        emptied = Screen(screen.image, html=page.replace("value='Annis'", "value=''"))
+        earlier = la.rank(screen, goal, cands, taken=[(emptied, search)])
     score = lambda ranked, a: next(r.score for r in ranked if r.action is a)  # noqa: E731
     assert fresh[0].action is search and again[0].action is result
     assert score(again, search) == 0.5 * score(fresh, search) > 0
-    assert score(retyped, typed) == score(fresh, typed)
+    assert score(retyped, typed) == score(fresh, typed) and earlier[0].action is search
 
 
 def test_confident_agent_skips_imagination(renderer):
