@@ -149,6 +149,6 @@ def test_one_batch_per_step_is_rendered_once_for_every_reward(renderer, table):
     # 40 completions, less the 8 edits that do not apply in full: rendered once, not once a reward
     assert funcs[0].batches.rendered == 32
     for name, values in got.items():
-        assert values == pytest.approx(table[name], abs=1e-9), name
+        assert values == pytest.approx(table[name], abs=1e-6), name
     # the completions of one transition share its screenshots, decoded once
     assert len(given["render_batch"][0].targets()) == len(PICKED)
