@@ -312,3 +312,70 @@ def test_an_arabic_line_is_sized_by_its_width(renderer):
     img, d, first = draw(renderer, nodes, body)
     assert 16.5 <= _fs(d.html(), text) <= 19.5
     assert box_off(first, img, (16, 100, 344, 140)) <= 0.078  # 0.088 sized by its height
+
+
+def test_a_title_the_phone_cut_short_keeps_its_size_and_ellipsis(renderer):
+    """A toolbar title ellipsized by the phone is narrower than its words: scaled down to fit its
+    ink, it came out smaller and whole. The ellipsis's three dots say it was cut."""
+    text = "Android Java Shell Application"
+    nodes = [
+        ROOT,
+        (1, 0, (0, 56, W, 120), "ViewGroup", {}),
+        (2, 1, (16, 60, 250, 116), "TextView", {"text": text}),
+    ]
+    body = (
+        '<div style="position:absolute;left:0;top:56px;width:360px;height:64px;background:#a4c639"></div>'
+        '<div style="position:absolute;left:16px;top:72px;width:234px;font:500 20px Roboto;color:#222;'
+        f'white-space:nowrap;overflow:hidden;text-overflow:ellipsis">{text}</div>'
+    )
+    img, d, first = draw(renderer, nodes, body)
+    html = d.html()
+    assert 18.5 <= _fs(html, text) <= 21.5
+    assert re.search(rf'<span class="wm-t wm-e"[^>]*>{text}</span>', html)
+    assert box_off(first, img, (16, 60, 250, 116)) <= 0.13  # 0.142 scaled down to fit
+
+
+def test_a_wrapped_label_whose_first_line_has_no_descenders_keeps_its_size(renderer):
+    """Sized as if its first line reached below the baseline (the 'y' lies on the second), a
+    wrapped label came out a fifth too small and wrapped elsewhere than the phone's."""
+    text = "Android Services Library"
+    nodes = [ROOT, (1, 0, (60, 100, 260, 170), "TextView", {"text": text})]
+    body = (
+        '<div style="position:absolute;left:60px;top:104px;width:200px;font:24px/28px Roboto;'
+        f'color:#222">{text}</div>'
+    )
+    img, d, first = draw(renderer, nodes, body)
+    assert 22.5 <= _fs(d.html(), text) <= 25.5
+    assert box_off(first, img, (60, 100, 260, 170)) <= 0.165  # 0.172 at 19.5 px
+
+
+ARABIC = "إذا كان لديك أي اقتراحات أو مشكلات، يرجى الإبلاغ عنها في مشروعنا على GitHub."
+
+
+def test_wrapped_arabic_is_sized_to_wrap_as_the_phone_does(renderer):
+    """Arabic lines sit further apart than Roboto's and their marks make line tops uneven: sized
+    from the distance between their tops, a paragraph came out half again too large on more
+    lines. Sized so its words wrap as the screenshot's lines do, and set right to left."""
+    nodes = [ROOT, (1, 0, (24, 100, 336, 180), "TextView", {"text": ARABIC})]
+    body = (
+        f'<div dir="rtl" style="position:absolute;left:24px;top:104px;width:312px;font:17px/28px '
+        f'DejaVu Sans;color:#555">{ARABIC}</div>'
+    )
+    img, d, first = draw(renderer, nodes, body)
+    html = d.html()
+    assert 15.5 <= _fs(html, ARABIC) <= 18.5
+    assert box_off(first, img, (24, 100, 336, 180)) <= 0.16  # 0.19 at 20.6 px
+
+
+def test_an_arabic_line_ending_in_a_mark_keeps_it_at_its_left_end(renderer):
+    """A right-to-left line set left to right put its closing '!' at the right, before its first
+    word, and the whole line a mark's width off."""
+    text = "ساعدني في الترجمة!"
+    nodes = [ROOT, (1, 0, (16, 100, 344, 140), "TextView", {"text": text})]
+    body = (
+        f'<div dir="rtl" style="position:absolute;left:16px;top:104px;width:328px;font:18px '
+        f'DejaVu Sans;color:#555">{text}</div>'
+    )
+    img, d, first = draw(renderer, nodes, body)
+    assert re.search(rf"<span[^>]*direction:rtl[^>]*>{text}</span>", d.html())
+    assert box_off(first, img, (16, 100, 344, 140)) <= 0.05

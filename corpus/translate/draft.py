@@ -125,10 +125,13 @@ def _text_span(e: Elem, s: float) -> str:
     top = (p["ty"] - y0) / s
     if p.get("align") == "center":
         style += f"left:0;width:{(x1 - x0) / s:.0f}px;text-align:center;top:{top:.1f}px"
+        style += ";direction:rtl" if p.get("rtl") else ""
     elif p.get("align") == "right":
         style += f"right:{(x1 - p['rx']) / s:.1f}px;text-align:right;top:{top:.1f}px"
         if p.get("lines", 1) > 1:
             style += f";width:{(p['rx'] - x0) / s + 2:.0f}px;direction:rtl"
+        elif p.get("rtl"):  # a line's closing marks go to its left end, as the phone sets them
+            style += ";direction:rtl"
         return f'<span class="wm-t{" wm-w" if p.get("lines", 1) > 1 else ""}" style="{style}">{_esc(e.text)}</span>'
     else:
         style += f"left:{(p['tx'] - x0) / s:.1f}px;top:{top:.1f}px"

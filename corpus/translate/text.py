@@ -53,13 +53,22 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     first = words[0] if words else text
     up, down = ink_ratio(first)
     lt, lb = lines[0]
+    if down and len(lines) > 1 and lb - lt <= 0.88 * max(b - a for a, b in lines[1:]):
+        down = 0.0  # the text's descenders all lie below its first line, shorter than the rest
     fs = (lb - lt) / (up + down)
     n = len(lines)
     pitch = _pitch([a for a, _ in lines], fs) if n > 1 else fs * 1.2
     if n > 1 and pitch < fs:  # two rows of one line (e.g. accents): treat as one
         n, pitch = 1, fs * 1.2
     script = text_script(text)
-    if n > 1 and script in ("latin", "rtl"):
+    spine = None
+    if n > 1 and script == "rtl" and "\n" not in text.strip():
+        # Arabic's marks above and below make line tops uneven: lines are where their letters
+        # join (the row of most ink), sized so the words wrap as the phone's lines do
+        spines = [a + int(np.argmax(m[a:b].sum(axis=1))) for a, b in lines]
+        pitch, spine = float(np.median(np.diff(spines))), spines[0]
+        fs = rtl_wrapped_size(text.split(), [m[a:b] for a, b in lines], fs, ix1)
+    elif n > 1 and script in ("latin", "rtl"):
         avail = ix1 if script == "rtl" else (x1 - x0) - ix0  # from where the lines start
         fs = wrapped_size(text, m[lt:lb], fs, pitch, avail, script)
     ellipsis, weight = False, 400
@@ -67,7 +76,7 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
         fs, weight, ellipsis = _one_line(img, box, bg, m, (lt, lb, ix0, ix1), first, fs, script, scale)
     fg = _ink_colour(img, box, bg, m)
     lh = pitch if n > 1 else round(fs * 1.25)
-    baseline = y0 + lb - (down * fs)
+    baseline = y0 + lb - (down * fs) if spine is None else y0 + spine + 1
     ty = baseline - (lh - (ASCENT + DESCENT) * fs) / 2 - ASCENT * fs
     return {
         "fs": float(fs),
@@ -85,6 +94,7 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
         "rich": _rich(lines),
         "rx": x0 + ix1,
         "face": face,
+        "rtl": script == "rtl",
     }
 
 
@@ -129,6 +139,46 @@ def wrapped_size(
     return float(best[1]) if best is not None and best[0] <= 0.1 else fp
 
 
+def rtl_wrapped_size(words: list[str], line_inks: list[np.ndarray], fs: float, avail: float) -> float:
+    """The size at which right-to-left words, wrapped greedily into `avail` pixels in the face
+    Chromium sets them in, make lines as wide as the screenshot's (`line_inks`, each line's rows
+    of the mask); a size making fewer lines than the screen shows is worse still. `fs` (from the
+    ink's height) is where the search centres."""
+    inks = []
+    for ink in line_inks:
+        c = np.flatnonzero(ink.any(axis=0))
+        inks.append(int(c[-1]) + 1 - int(c[0]) if len(c) else 0)
+    best = None
+    for f in fs * np.linspace(0.6, 1.3, 71):
+        got = wrap_widths(words, f, avail, rtl_width)
+        if got is None:
+            return fs
+        k = min(len(got), len(inks))
+        err = sum(abs(g - i) for g, i in zip(got, inks)) / max(1, sum(inks[:k])) + max(
+            0, len(inks) - len(got)
+        )
+        if best is None or err < best[0]:
+            best = (err, f)
+    return float(best[1]) if best is not None else fs
+
+
+def wrap_widths(words: list[str], fs: float, avail: float, measure=None) -> list[float] | None:
+    """The widths of the lines `words` make wrapped greedily into `avail` pixels at `fs` (Roboto,
+    or the face `measure` measures in); None without the face."""
+    out, line, w = [], "", 0.0
+    for word in words:
+        cand = (line + " " + word) if line else word
+        cw = (measure or text_width)(cand, fs)
+        if cw is None:
+            return None
+        if cw > avail and line:
+            out.append(w)
+            line, w = word, (measure or text_width)(word, fs) or 0.0
+        else:
+            line, w = cand, cw
+    return out + [w] if line else out
+
+
 def _one_line(img, box, bg, m, where, first: str, fs: float, script: str, scale: float):
     """(size, weight, ellipsis) of a one-line text from its ink's width: in Roboto with the weight
     its strokes show (Latin; narrower than the words: the phone ellipsized it), or in the face
@@ -148,9 +198,33 @@ def _one_line(img, box, bg, m, where, first: str, fs: float, script: str, scale:
     weights = (100, 300, 400, 500) if fs / scale >= 22 else (400, 500)
     weight = font_weight(m[lt:lb, ix0:ix1], first, fs, reach, weights)
     r = (ix1 - ix0) / max(1.0, text_width(first, fs, weight))
-    if 0.8 <= r <= 1.25:
+    cut = r < 0.97 and not first.rstrip().endswith(("…", "...")) and ends_in_ellipsis(m[lt:lb, ix0:ix1], fs)
+    if 0.8 <= r <= 1.25 and not cut:
         return fs * r, weight, False
-    return fs, weight, r < 0.8  # the box holds less than the text: the phone ellipsized it
+    return fs, weight, r < 0.8 or cut  # the box holds less than the text: the phone ellipsized it
+
+
+def ends_in_ellipsis(ink: np.ndarray, fs: float) -> bool:
+    """Whether a line's ink ends in an ellipsis the text does not have: three small dots, evenly
+    spaced, level with each other in the line's lower half (the phone cut the words short there,
+    leaving the ink a little narrower than the words would be)."""
+    cols = runs(ink.any(axis=0), 1)
+    if len(cols) < 4:
+        return False
+    tops, bottoms = [], []
+    for a, b in cols[-3:]:
+        rows = np.flatnonzero(ink[:, a:b].any(axis=1))
+        if b - a > 0.2 * fs or rows[-1] + 1 - rows[0] > 0.2 * fs:
+            return False
+        tops.append(rows[0])
+        bottoms.append(rows[-1])
+    gaps = [cols[-2][0] - cols[-3][1], cols[-1][0] - cols[-2][1]]
+    return (
+        max(bottoms) - min(bottoms) <= 1
+        and min(tops) >= ink.shape[0] * 0.5
+        and min(gaps) >= 1
+        and abs(gaps[0] - gaps[1]) <= max(1.0, 0.05 * fs)
+    )
 
 
 def _ink_colour(img, box, bg, m) -> tuple:
