@@ -459,6 +459,13 @@ def _within(term: str, text: str) -> bool:
     return term == text or f" {term} " in f" {text} " or f" {term} " in loose
 
 
+def on_screen(term: str, shown: list[str], goal: str) -> bool:
+    """The term is the text (or a phrase of the text) of an element shown, besides the instruction
+    where a page prints it: shown more times than the goal says it."""
+    said = len(re.findall(r"(?<!\w)" + re.escape(term) + r"(?!\w)", _norm(goal)))
+    return sum(_within(term, x) for x in shown) > said
+
+
 @dataclass
 class Sight:
     """What a screen shows of a goal's targets: the names of the controls that would reveal a
@@ -477,7 +484,7 @@ class Sight:
             shown = state.shown
         else:
             shown = [_norm(b.text) for b in boxes]
-        hidden = [t for t in targets if t and not any(_within(t, x) for x in shown)]
+        hidden = [t for t in targets if t and not on_screen(t, shown, goal)]
         out = cls()
         if state is not None:  # none of them in hidden content: nothing to reveal, no parse
             hidden = [t for t in hidden if any(_within(t, x) for x in state.hidden)]
@@ -572,15 +579,10 @@ class ProgressScorer:
 
     def unseen(self, current: Screen, goal: str) -> bool:
         """Some value the goal names in full is the text of no element the current screen shows
-        (a field's value aside) but the instruction's own, where a page prints it (it is shown no
-        more times than the goal says it): a search result on a later page, an item further on."""
+        (a field's value and the printed instruction aside): a search result on a later page."""
         shown = self.states.of(current.html).shown
-        low = _norm(goal)
-        for t in {_norm(v.text) for v in self.spec(current, goal).values if v.kind == "text"}:
-            said = len(re.findall(r"(?<!\w)" + re.escape(t) + r"(?!\w)", low)) if t else 0
-            if t and sum(_within(t, x) for x in shown) <= said:
-                return True
-        return False
+        named = {_norm(v.text) for v in self.spec(current, goal).values if v.kind == "text"}
+        return any(t and not on_screen(t, shown, goal) for t in named)
 
     def layout(self, current: Screen) -> list:
         key = (current.html, current.size, current.device_scale_factor)
