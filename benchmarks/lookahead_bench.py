@@ -23,14 +23,18 @@ when read), with where an imagined step's time goes: load, act + capture, edit, 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
-from corpus.apps import miniwob_app
-from corpus.build import BUNDLED_MINIWOB
-from corpus.explorer import solver_policy
-from corpus.recorder import Recorder
-from corpus.store import load_corpus
-from worldmodel import (
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, to run as a script
+
+from corpus.apps import miniwob_app  # noqa: E402
+from corpus.build import BUNDLED_MINIWOB  # noqa: E402
+from corpus.explorer import solver_policy  # noqa: E402
+from corpus.recorder import Recorder  # noqa: E402
+from corpus.store import load_corpus  # noqa: E402
+from worldmodel import (  # noqa: E402
     Action,
     GoalTextScorer,
     LearnedReward,
@@ -43,8 +47,8 @@ from worldmodel import (
     WorldModel,
     recorder_policy,
 )
-from worldmodel.backends.sim import SimBackend
-from worldmodel.dataset import iter_transitions
+from worldmodel.backends.sim import SimBackend  # noqa: E402
+from worldmodel.dataset import iter_transitions  # noqa: E402
 
 # The myopic agent fails the typing and checkbox tasks and the multi-step ones; it wins the
 # single-click ones. The reserved evaluation pages (flight/) are never used here.
