@@ -462,8 +462,8 @@ def _within(term: str, text: str) -> bool:
 def on_screen(term: str, shown: list[str], goal: str) -> bool:
     """The term is the text (or a phrase of the text) of an element shown, besides the instruction
     where a page prints it: shown more times than the goal says it."""
-    said = len(re.findall(r"(?<!\w)" + re.escape(term) + r"(?!\w)", _norm(goal)))
-    return sum(_within(term, x) for x in shown) > said
+    word = re.compile(r"(?<!\w)" + re.escape(term) + r"(?!\w)")
+    return sum(len(word.findall(x)) for x in shown) > len(word.findall(_norm(goal)))
 
 
 @dataclass

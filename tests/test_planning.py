@@ -94,6 +94,32 @@ def test_an_action_taken_is_not_taken_again_where_imagination_shows_it_changing_
     assert score(retyped, typed) == score(fresh, typed) and earlier[0].action is search
 
 
+def test_the_next_page_is_progress_only_while_what_the_goal_names_is_not_on_screen(renderer):
+    """The instruction printed on the page names "Ignacio" once: a result list without it makes
+    the next-page control progress; once a result reads Ignacio, the result is."""
+    from render import Viewport
+
+    goal = 'Use the textbox to enter "Ignacio" and press "Search", then click the 4th search result.'
+    page = (
+        "<html><body style='margin:0;font:16px sans-serif'><div style='height:40px'>" + goal + "</div>"
+        "<button style='height:30px'>Search</button><a href='#a' style='display:block;height:30px'>{first}</a><a href='#b' style='display:block;height:30px'>Bo</a>"
+        "<a href='#n' style='display:block;height:30px'>&gt;</a></body></html>"
+    )
+    scorer = ProgressScorer(renderer=renderer)
+
+    def scores(first):
+        html = page.format(first=first)
+        screen = Screen(renderer.render(html, Viewport(320, 240)).png, html=html)
+        boxes = {b.text: b for b in renderer.render(html, Viewport(320, 240)).boxes if b.tag == "a"}
+        pred = Prediction(html=html, image=screen.image)
+        tap = lambda b: Action("tap", x=b.x + b.w / 2, y=b.y + b.h / 2)  # noqa: E731
+        return {t: scorer(screen, tap(b), pred, goal) for t, b in boxes.items()}
+
+    later, here = scores("Cierra"), scores("Ignacio")
+    assert later[">"] > later["Cierra"] == later["Bo"]
+    assert here["Ignacio"] > here[">"] == here["Bo"]
+
+
 def test_confident_agent_skips_imagination(renderer):
     wm = TableModel({})
     la = Lookahead(wm, GoalTextScorer(), confident_at=0.9, renderer=renderer)
