@@ -27,9 +27,10 @@ import threading
 import time
 from pathlib import Path
 
-from render import proctree
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the repository root, to run as a script from anywhere
+
+from render import proctree  # noqa: E402
 
 
 def data_folder(arg: str | None) -> Path:

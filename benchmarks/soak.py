@@ -29,8 +29,11 @@ import random
 import sys
 import threading
 import time
+from pathlib import Path
 
-from render import proctree
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, as a script
+
+from render import proctree  # noqa: E402
 
 # what each worker reports in words at most (the counts stay complete)
 MAX_SAID = 20
