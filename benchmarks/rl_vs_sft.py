@@ -146,6 +146,13 @@ def main():
     ap.add_argument(
         "--cache", default=None, help="a pickle of the training examples: read if there, else written"
     )
+    ap.add_argument(
+        "--score",
+        nargs="+",
+        default=None,
+        metavar="CHECKPOINT",
+        help="score these checkpoints (e.g. --save-at snapshots) on the held-out sets, train nothing",
+    )
     args = ap.parse_args()
     out = Path(args.out)
     edit = args.target == "edit"
@@ -178,8 +185,9 @@ def main():
     if args.train_sample:  # a shuffled share of the training split (a cheaper run on a busy machine)
         train = train.shuffle(seed=0, keep_in_memory=True).select(range(min(args.train_sample, len(train))))
     # (a re-score trains nothing: no training examples, which after the sim take minutes to make)
-    examples = None if args.rescore else cached_examples(args.cache, cfg, train)
-    imitate = None if args.rescore else sft_examples(cfg, examples)
+    trains = not (args.rescore or args.score)
+    examples = cached_examples(args.cache, cfg, train) if trains else None
+    imitate = sft_examples(cfg, examples) if trains else None
     after = cfg.after if edit else ""
     sets = {}
     with Renderer() as r:
@@ -197,6 +205,8 @@ def main():
                 e["_screen"], e["_action"], e["_goal"], e["_applied"] = t.screen, t.action, t.goal, done
     test = next(iter(sets.values()))
 
+    if args.score:
+        return score_checkpoints(args, cfg, sets, out)
     t0 = time.perf_counter()
     if args.base:
         base = Path(args.base)
@@ -553,6 +563,18 @@ def rescore(args, cfg, base, sets, figures, out: Path):
             print(f"seed {seed}:", json.dumps(fig))
     tag = "_".join(f"{n}{len(v)}" for n, v in sets.items())
     finish(figures, out / f"figures_{tag}.json")
+
+
+def score_checkpoints(args, cfg, sets, out: Path):
+    """Each checkpoint of args.score scored on each held-out set, written to out/scores_<sets>.json."""
+    res = {}
+    with Renderer() as r:
+        for path in args.score:
+            res[path] = {n: score(Path(path), cfg, v, r, args.max_new_tokens) for n, v in sets.items()}
+            print(path, json.dumps(res[path]))
+    tag = "_".join(f"{n}{len(v)}" for n, v in sets.items())
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"scores_{tag}.json").write_text(json.dumps(res, indent=2))
 
 
 def summary(seeds) -> dict:
