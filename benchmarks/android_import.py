@@ -256,6 +256,7 @@ def main(argv=None) -> int:
         f"shared phone traces, {name}: {k} of {u} usable transitions"
         + (f" (at most {args.limit})" if args.limit else ""),
         unit="% kept",
+        partial="--limit" if args.limit else (None if dev else "no --dev set"),
         kept_screen_blurred_ssim=round(_mean(rows, "blur_ssim"), 4),
         sets={
             n: {"kept": kk, "usable": uu, "blur_ssim": round(_mean(rr, "blur_ssim"), 4)}

@@ -116,6 +116,7 @@ def main() -> None:
         "the same screens in the old wrapper form",
         f"{len(pages)} pages x {len(SURVEY_VIEWPORTS)} sizes, {a.steps} explorer steps, {len(ok)} screens",
         unit="blurred SSIM",
+        partial=a.apps and f"--apps {a.apps}",
         pixels_off=round(mo, 4),
         pixels_off_baseline=round(bo, 4),
         pages_below_floor=below,

@@ -102,6 +102,7 @@ def main():
         "copy (current HTML rendered)",
         f"bundled test split, {figs['n']} transitions",
         unit="SSIM",
+        partial=args.limit and f"--limit {args.limit}",
         text_f1=round(arm["text_f1"], 3),
         text_f1_copy=round(copy["text_f1"], 3),
         median_edit_over_document=round(float(ratio), 3),

@@ -15,8 +15,9 @@ README's "results at a glance" table, and a test fails when the README's table d
 `machine_state` says "idle" or "loaded" when the caller knows (a shared machine is "loaded"); left
 out, it is "loaded" when the 1-minute load average exceeds the machine's cores (a benchmark's own
 processes load it up to its cores), else "idle", and the load average is recorded beside it.
-`WM_HEADLINE_DIR=DIR` sends the JSON elsewhere (a trial run that should not replace the current
-figure). Nothing here imports anything heavy.
+A partial run (a --limit, a subset of the tasks or apps) passes `partial="why"` and writes
+nothing; `WM_HEADLINE_DIR=DIR` sends a full run's JSON elsewhere (a trial that should not replace
+the current figure). Nothing here imports anything heavy.
 """
 
 from __future__ import annotations
@@ -112,14 +113,20 @@ def record(
     commit: str | None = None,
     date: str | None = None,
     out_dir: str | Path | None = None,
+    partial: str | None = None,
     **extra,
-) -> Path:
+) -> Path | None:
     """Write benchmarks/results/<name>.json with the figure, its baseline and how it was measured.
 
     `value` and `baseline` are numbers (or short strings where a figure is not one number);
     `command` defaults to the running one; `commit` and `date` to now (they are given only when
     recording a figure measured earlier); anything else goes under "extra". Returns the path.
+    `partial` names why this run is not the benchmark's headline run (a --limit, a subset): then
+    nothing is written, so a trial run never replaces the current figure. Returns None then.
     """
+    if partial:
+        print(f"headline: not written, a partial run ({partial})", file=sys.stderr)
+        return None
     if not name or not all(c.isalnum() or c in "-_" for c in name):
         raise ValueError(f"a headline name is letters, digits, - and _, not {name!r}")
     if not figure:

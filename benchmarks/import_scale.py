@@ -172,6 +172,7 @@ def main() -> None:
             "1 process",
             f"shared phone dev set{f', first {args.episodes} episodes' if args.episodes else ''}, {a['screens']} screens",
             unit="screens/s",
+            partial=args.episodes and f"--episodes {args.episodes}",
             ratio=round((b["screens"] / b["secs"]) / (a["screens"] / a["secs"]), 2),
             cores_busy_one_process=round(a["cores_busy"], 2),
             **memory,

@@ -280,6 +280,7 @@ def main():
             "the screenshot kept",
             f"{args.corpus or 'bundled'} id-test split, {n} transitions",
             unit="SSIM gain",
+            partial=args.limit and f"--limit {args.limit}",
             text_f1_gain_over_copy=round(
                 sum(k * ((m["text_f1"] or 0) - c["text_f1"]) for k, m, c in mem) / n, 4
             ),

@@ -364,6 +364,7 @@ def main():
             "agent alone",
             f"{args.tasks} tasks, seeds {seeds[0]}-{seeds[-1]}",
             unit="success",
+            partial=None if args.tasks in TASK_SETS else f"--tasks {args.tasks}",
             gain_points={k: round(100 * (success(arm, ts) - success("agent", ts))) for k, ts in sets.items()},
             lookahead_success={k: success(arm, ts) for k, ts in sets.items()},
         )

@@ -130,6 +130,7 @@ def main():
         "raw SSIM (the reward before)",
         f"bundled test split, {len(ts)} transitions",
         unit="reward gap",
+        partial=args.limit and f"--limit {args.limit}",
         copy_minus_best_wrong=copy_over_wrong("r_sem"),
         copy_minus_best_wrong_raw=copy_over_wrong("r_sem_raw"),
     )
