@@ -534,6 +534,26 @@ def finish(figures, path: Path):
                     figures.get("sft_base_by_split", {}).get(n, figures.get("sft_base")), scored.values(), n
                 )
             )
+    s = figures["summary"]
+    if "ssim" in s:
+        from headline import record  # benchmarks/headline.py: the README's results table
+
+        held = figures.get("held_out", {}).get(names[0], "?")
+        record(
+            "rl_vs_sft",
+            f"held-out SSIM, SFT+GRPO at equal compute (mean of {len(scored)} seeds)",
+            round(s["ssim"]["sft_plus_grpo"], 4),
+            round(s["ssim"]["sft_only"], 4),
+            f"SFT-only, same {figures.get('budget_s')} s",
+            f"{names[0]}: {held} transitions, seeds {' '.join(scored)}",
+            unit="SSIM",
+            partial=None if len(scored) > 1 else "one seed: no spread to judge a lead by",
+            seeds_ahead_by_more_than_spread={
+                k: f"{v['wins_beyond_spread']} of {len(v['lead'])}" for k, v in s.items()
+            },
+            text_f1={a: round(s["text_f1"][a], 4) for a in ARMS} if "text_f1" in s else None,
+            grpo_reward_flat_in=figures["grpo_reward_flat_in"],
+        )
 
 
 def rescore(args, cfg, base, sets, figures, out: Path):
