@@ -188,6 +188,19 @@ def _ink_box(img: np.ndarray, box, bg) -> tuple[int, int, int, int] | None:
     return x0 + int(cols[0]), y0 + int(rows[0]), x0 + int(cols[-1]) + 1, y0 + int(rows[-1]) + 1
 
 
+def _around(ink, box) -> tuple[int, int, int, int]:
+    """The text's ink box grown by half its height up and down and its height sideways, inside
+    the element's box: room for a render that landed a little off, none for the box's edges."""
+    x0, y0, x1, y1 = (int(v) for v in ink)
+    h = max(4, y1 - y0)
+    return (
+        max(box[0], x0 - h),
+        max(box[1], y0 - h // 2),
+        min(box[2], x1 + h),
+        min(box[3], y1 + h // 2),
+    )
+
+
 def _fix_text(e, pred: np.ndarray, ref: np.ndarray) -> bool:
     """Move and resize an element's text so its rendered ink lands on the screenshot's; True if changed."""
     from .translate import dominant
@@ -195,9 +208,11 @@ def _fix_text(e, pred: np.ndarray, ref: np.ndarray) -> bool:
     p = e.props
     if "ink" not in p or not e.text:
         return False
-    bg = dominant(ref, e.box)[0]
-    want = _ink_box(ref, e.box, bg)
-    got = _ink_box(pred, e.box, dominant(pred, e.box)[0])
+    # read both inks around where the text's ink was found, against the colour there: over the
+    # whole box, a button's fill narrower than its box made its margin (and shadow) count as ink
+    region = _around(p["ink"], e.box)
+    want = _ink_box(ref, region, dominant(ref, region)[0])
+    got = _ink_box(pred, region, dominant(pred, region)[0])
     if want is None or got is None:
         return False
     changed = False

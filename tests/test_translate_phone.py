@@ -379,3 +379,27 @@ def test_an_arabic_line_ending_in_a_mark_keeps_it_at_its_left_end(renderer):
     img, d, first = draw(renderer, nodes, body)
     assert re.search(rf"<span[^>]*direction:rtl[^>]*>{text}</span>", d.html())
     assert box_off(first, img, (16, 100, 344, 140)) <= 0.05
+
+
+def test_revision_keeps_a_buttons_label_read_inside_its_fill(renderer):
+    """The revision read a button's ink against the commonest colour of its whole box (the fill),
+    so the margin around the fill counted as ink and the right label was enlarged."""
+    from corpus.revise import revise_drafts
+
+    nodes = [
+        ROOT,
+        (1, 0, (0, 500, W, 580), "LinearLayout", {}),
+        (2, 1, (4, 504, 180, 576), "Button", {"text": "NO, THANKS", "is_clickable": True}),
+        (3, 1, (180, 504, 356, 576), "Button", {"text": "HELP!", "is_clickable": True}),
+    ]
+    body = '<div style="position:absolute;left:0;top:500px;width:360px;height:80px;background:#c8c8c8"></div>'
+    body += "".join(
+        f'<div style="position:absolute;left:{x}px;top:516px;width:160px;height:48px;background:#5a5a5c;'
+        f'box-shadow:0 3px 4px rgba(0,0,0,.6);color:#fff;font:500 14px/48px Roboto;text-align:center">{t}</div>'
+        for x, t in ((12, "NO, THANKS"), (188, "HELP!"))
+    )
+    img, d, first = draw(renderer, nodes, body)
+    rv = revise_drafts([(d, img)], renderer, 0.99, 0.0, rounds=2, target=(0.999, 0.0))[0]
+    for t in ("NO, THANKS", "HELP!"):
+        assert 12.5 <= _fs(rv.html, t) <= 16
+    assert rv.final["pixels_off"] <= rv.rounds[0]["pixels_off"]
