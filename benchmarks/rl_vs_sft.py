@@ -351,7 +351,12 @@ def write_curve(d: Path, log_history: list[dict]) -> list[dict]:
         if "step" not in h or not any(k in h for k in CURVE_KEYS):
             continue
         rows.append(
-            {"step": h["step"], "elapsed_s": h.get("elapsed_s"), **{k: h[k] for k in CURVE_KEYS if k in h}}
+            {
+                "step": h["step"],
+                "elapsed_s": h.get("elapsed_s"),
+                "cpu_s": h.get("cpu_s"),
+                **{k: h[k] for k in CURVE_KEYS if k in h},
+            }
         )
     d.mkdir(parents=True, exist_ok=True)
     (d / "curve.json").write_text(json.dumps(rows, indent=1))
