@@ -139,6 +139,27 @@ def test_edit_tries_keep_an_edit_that_applies_or_the_screen(tiny_ckpt, test_tran
         TransformersBackend(tiny_ckpt, device="cpu", edit_tries=0)
 
 
+def test_hf_backend_takes_a_card_and_a_generation_config(tiny_ckpt):
+    from worldmodel.backends.hf import GenerationConfig
+    from worldmodel.card import CheckpointCard
+
+    card = CheckpointCard(target="edit", html_chars=321, hints=False)
+    gen = GenerationConfig(device="cpu", max_new_tokens=5, batch_size=3)
+    b = TransformersBackend(tiny_ckpt, card, gen)
+    assert (b.target, b.html_chars, b.max_new_tokens, b.batch_size) == ("edit", 321, 5, 3)
+    # a keyword option overrides one value of either; None keeps it; the card it runs with says so
+    b = TransformersBackend(
+        tiny_ckpt, card, gen, model=b.model, processor=b.processor, html_chars=99, batch_size=None
+    )
+    assert b.card.html_chars == 99 and b.batch_size == 3 and b.card.target == "edit"
+    b.batch_size = 2  # a benchmark sweeps it
+    assert b.generation.batch_size == 2
+    with pytest.raises(TypeError, match="no option"):
+        TransformersBackend(tiny_ckpt, bogus=1)
+    with pytest.raises(ValueError, match="cache"):
+        GenerationConfig(cache="nope")
+
+
 def test_missing_checkpoint_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="no model checkpoint"):
         TransformersBackend(tmp_path / "none")

@@ -15,6 +15,7 @@ gate, so loading it needs no options to match them; an option given overrides th
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from ..card import CheckpointCard
@@ -49,127 +50,167 @@ def _applies(q: Query, completion: Completion) -> bool:
     return try_apply(q.screen.html or "", extract_edit(completion.text))[1] is None
 
 
+@dataclass(frozen=True)
+class GenerationConfig:
+    """How the hf backend runs and samples: everything about it that is not the checkpoint's card."""
+
+    # where it runs and in what precision ("auto": a GPU when there is one, bf16 on it)
+    device: str = "auto"
+    dtype: str = "auto"
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    temperature: float = 0.0
+    # queries per generate call
+    batch_size: int = 8
+    # edit prompts name the element the action acts on (worldmodel/focus.py), found from a
+    # render of the current screen: the WorldModel lends its renderer
+    focus: bool = True
+    # edits to try per query (the first as configured, the rest sampled) until one applies in
+    # full; with more than one, a query none of whose edits applies keeps its screen
+    edit_tries: int = 1
+    # "retrieval": hints from the nearest transition of any app (as in training); "memory": the
+    # same app's own recorded reaction, or no hint (the in-app setting: memory.py)
+    hint_source: str = "retrieval"
+    attn_implementation: str = "sdpa"
+    # "static": a KV cache allocated once per generate call (compiled decode step on CUDA)
+    cache: str = "dynamic"
+    # hub kernels stay off (and the hub offline) unless asked for (worldmodel/offline.py)
+    hub_kernels: bool = False
+
+    def __post_init__(self):
+        if self.batch_size < 1 or self.max_new_tokens < 1 or self.edit_tries < 1:
+            raise ValueError("batch_size, max_new_tokens and edit_tries must be >= 1")
+        if self.cache not in CACHES:
+            raise ValueError(f"cache {self.cache!r} is not one of {', '.join(CACHES)}")
+        if self.hint_source not in ("retrieval", "memory"):
+            raise ValueError(f"hint_source {self.hint_source!r} is not retrieval or memory")
+
+
+# the options that stand in for the checkpoint card's values: the card it runs with
+CARD_OPTIONS = ("with_html", "html_chars", "hints", "hint_corpus", "min_confidence")
+GENERATION_OPTIONS = tuple(f.name for f in fields(GenerationConfig))
+
+
+def _split_options(options: dict) -> tuple[dict, dict]:
+    """Keyword options as (card changes, generation changes); one left None is not given."""
+    unknown = set(options) - set(CARD_OPTIONS) - set(GENERATION_OPTIONS)
+    if unknown:
+        raise TypeError(f"TransformersBackend takes no option(s) {', '.join(sorted(unknown))}")
+    given = {k: v for k, v in options.items() if v is not None}
+    return (
+        {k: v for k, v in given.items() if k in CARD_OPTIONS},
+        {k: v for k, v in given.items() if k in GENERATION_OPTIONS},
+    )
+
+
+def _run_card(card: CheckpointCard, changes: dict) -> CheckpointCard:
+    """The card a checkpoint runs with: its own, with the options given in place of its values."""
+    if changes.get("hint_corpus") is not None:  # a Path given: the card holds its text
+        changes = {**changes, "hint_corpus": str(changes["hint_corpus"])}
+    card = card.updated(**changes)
+    gate = card.min_confidence
+    return card if gate is None else card.updated(min_confidence=float(gate))
+
+
+class _FromCard:
+    """A backend attribute read from the card it runs with (on the class: a plain card's value)."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        return getattr(CheckpointCard if obj is None else obj.card, self.name)
+
+
+class _FromGeneration:
+    """A backend attribute read from (and set into) its generation config."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        return getattr(GenerationConfig if obj is None else obj.generation, self.name)
+
+    def __set__(self, obj, value):
+        obj.generation = replace(obj.generation, **{self.name: value})
+
+
 class TransformersBackend(Backend):
+    """A local checkpoint at `path`, asked as its card says (`card`: read from `path` when not
+    given) and run as `generation` says. Keyword `options` (those in OPTIONS) override single
+    values of either: the card's (with_html, html_chars, hints, hint_corpus, min_confidence) or
+    the generation config's; one left None keeps the card's or the default value."""
+
     edits = True
+
+    # what it writes when a caller names no mode, whether it runs after the sim (`sim+PATH`),
+    # document prompts' current HTML and its budget, hints from `hint_corpus`'s training split
+    # (None: the bundled corpus), and the edit gate: an edit whose mean log-probability per
+    # token is below it is not carried out (the screen is kept)
+    target = _FromCard()
+    after = _FromCard()
+    with_html = _FromCard()
+    html_chars = _FromCard()
+    hints = _FromCard()
+    hint_corpus = _FromCard()
+    min_confidence = _FromCard()
+
+    max_new_tokens = _FromGeneration()
+    temperature = _FromGeneration()
+    batch_size = _FromGeneration()
+    focus = _FromGeneration()
+    edit_tries = _FromGeneration()
+    hint_source = _FromGeneration()
+    cache = _FromGeneration()
+
+    # the keyword options a spec can be loaded with (WorldModel.load(spec, **options))
+    OPTIONS = GENERATION_OPTIONS + CARD_OPTIONS
 
     def __init__(
         self,
         path: str | Path,
-        device: str = "auto",
-        dtype: str = "auto",
-        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
-        temperature: float = 0.0,
-        with_html: bool | None = None,
-        batch_size: int = 8,
-        html_chars: int | None = None,
-        focus: bool = True,
-        edit_tries: int = 1,
-        hints: bool | None = None,
-        hint_corpus: str | None = None,
-        hint_source: str = "retrieval",
-        min_confidence: float | None = None,
-        attn_implementation: str = "sdpa",
-        cache: str = "dynamic",
-        hub_kernels: bool = False,
+        card: CheckpointCard | None = None,
+        generation: GenerationConfig | None = None,
         model=None,
         processor=None,
+        **options,
     ):
-        from transformers import AutoModelForImageTextToText
-
         from ..offline import local_only
-        from ..processor import load_processor
 
-        local_only(hub_kernels)  # before transformers loads anything: no hub kernels, hub offline
-
+        card_changes, generation_changes = _split_options(options)
+        self.generation = replace(generation or GenerationConfig(), **generation_changes)
+        local_only(self.generation.hub_kernels)  # before transformers loads anything: hub offline
         p = Path(path)
         if model is None and not (p / "config.json").is_file():
             raise FileNotFoundError(
                 f"no model checkpoint at {p} (expected config.json): models load from local paths only"
             )
-        if batch_size < 1 or max_new_tokens < 1 or edit_tries < 1:
-            raise ValueError("batch_size, max_new_tokens and edit_tries must be >= 1")
-        if cache not in CACHES:
-            raise ValueError(f"cache {cache!r} is not one of {', '.join(CACHES)}")
-        # how the checkpoint was trained to be asked (read before the weights: a bad card fails
-        # fast); every option left None takes its value
-        card = CheckpointCard.of(p)
+        # how the checkpoint was trained to be asked (read before the weights: a bad card fails fast)
+        self.card = _run_card(card or CheckpointCard.of(p), card_changes)
         self.name = f"hf:{p.name}"
-        self.device = resolve_device(device)
-        torch_dtype = resolve_dtype(dtype, self.device)
+        self._load(p, model, processor)
+        self._index = None
+        self._renderer = None
+
+    def _load(self, p: Path, model, processor) -> None:
+        """The weights on the configured device and dtype, and the processor padding on the left."""
+        from transformers import AutoModelForImageTextToText
+
+        from ..processor import load_processor
+
+        self.device = resolve_device(self.generation.device)
+        torch_dtype = resolve_dtype(self.generation.dtype, self.device)
         self.model = model or AutoModelForImageTextToText.from_pretrained(
-            p, dtype=torch_dtype, attn_implementation=attn_implementation
+            p, dtype=torch_dtype, attn_implementation=self.generation.attn_implementation
         ).to(self.device)
         self.model.eval()
         self.processor = processor or load_processor(p)
         self.processor.tokenizer.padding_side = "left"
         if self.processor.tokenizer.pad_token is None:
             self.processor.tokenizer.pad_token = self.processor.tokenizer.eos_token
-        self.max_new_tokens, self.temperature = max_new_tokens, temperature
-        self.batch_size = batch_size
-        # "static": a KV cache allocated once per generate call (compiled decode step on CUDA)
-        self.cache = cache
-        # what it writes when a caller names no mode: documents or edits
-        self.target = card.target
-        # document prompts show the current HTML unless the model was trained without it
-        self.with_html = card.with_html if with_html is None else with_html
-        # as long as the model saw in training
-        self.html_chars = card.html_chars if html_chars is None else html_chars
-        # edit prompts show the nearest recorded transition's edit, re-addressed onto the screen,
-        # from the training split of `hint_corpus` (None: the bundled corpus), as in training
-        self.hints = card.hints if hints is None else hints
-        self.hint_corpus = card.hint_corpus if hint_corpus is None else hint_corpus
-        # "retrieval": the nearest transition of any app (as in training); "memory": the same
-        # app's own recorded reaction, or no hint (the in-app setting: memory.py)
-        if hint_source not in ("retrieval", "memory"):
-            raise ValueError(f"hint_source {hint_source!r} is not retrieval or memory")
-        self.hint_source = hint_source
-        self._index = None
-        # "sim": trained on the app's reaction to what the browser's physics made of the screen,
-        # so WorldModel.load runs the sim stage before it (`sim+PATH`)
-        self.after = card.after
-        # an edit whose mean log-probability per token is below this is not carried out (the
-        # screen is kept): None takes the gate the checkpoint was calibrated with, if any
-        gate = card.min_confidence if min_confidence is None else min_confidence
-        self.min_confidence = None if gate is None else float(gate)
-        # the card it runs with: the checkpoint's, with the options given in its place
-        self.card = card.updated(
-            with_html=self.with_html,
-            html_chars=self.html_chars,
-            hints=self.hints,
-            hint_corpus=None if self.hint_corpus is None else str(self.hint_corpus),
-            min_confidence=self.min_confidence,
-        )
-        # edit prompts name the element the action acts on (worldmodel/focus.py), found from a
-        # render of the current screen: the WorldModel lends its renderer
-        self.focus = focus
-        # edits to try per query (the first as configured, the rest sampled) until one applies
-        # in full; with more than one, a query none of whose edits applies keeps its screen
-        self.edit_tries = edit_tries
-        self._renderer = None
 
     def use_renderer(self, renderer) -> None:
         if self._renderer is None:
             self._renderer = renderer
-
-    # the keyword options a spec can be loaded with (WorldModel.load(spec, **options))
-    OPTIONS = (
-        "device",
-        "dtype",
-        "max_new_tokens",
-        "temperature",
-        "with_html",
-        "batch_size",
-        "html_chars",
-        "focus",
-        "edit_tries",
-        "hints",
-        "hint_corpus",
-        "hint_source",
-        "min_confidence",
-        "attn_implementation",
-        "cache",
-        "hub_kernels",
-    )
 
     @classmethod
     def from_spec(cls, spec, **options) -> TransformersBackend:
