@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from render import Renderer, RenderError
 from render.metrics import ssim
 from worldmodel.types import Transition
 
+from .configs import opt
 from .explorer import SOLVED_TASKS
 
 # Real third-party apps in the bundle. xp.css and reveal.js are installed too, but their pages
@@ -119,26 +120,21 @@ DEFAULT_PINNED = {
 }
 
 
-def _opt(default, help: str | None = None, **cli):
-    """A field and its `wm corpus build` option (wmcli/options.py generates the flags from these)."""
-    return field(default=default, metadata={"help": help, **cli})
-
-
 @dataclass
 class BuildConfig:
-    phone_episodes: int = _opt(24, "exploration episodes in the phone app", min=0)
-    phone_steps: int = _opt(10, min=1)
-    miniwob_tasks: Sequence[str] = _opt(
+    phone_episodes: int = opt(24, "exploration episodes in the phone app", min=0)
+    phone_steps: int = opt(10, min=1)
+    miniwob_tasks: Sequence[str] = opt(
         BUNDLED_MINIWOB, "MiniWoB++ tasks (default: the built-in list)", flag="--tasks", empty="default"
     )
-    miniwob_episodes: int = _opt(3, "episodes per MiniWoB++ task", min=0)
-    miniwob_steps: int = _opt(5, min=1)
+    miniwob_episodes: int = opt(3, "episodes per MiniWoB++ task", min=0)
+    miniwob_steps: int = opt(5, min=1)
     seed: int = 0
-    third_party: Sequence[str] = _opt(
+    third_party: Sequence[str] = opt(
         DEFAULT_THIRD_PARTY, "third-party apps (default: the bundled five; '' for none)", empty="none"
     )
-    third_party_episodes: int = _opt(3, min=0)
-    third_party_steps: int = _opt(5, min=1)
+    third_party_episodes: int = opt(3, min=0)
+    third_party_steps: int = opt(5, min=1)
 
 
 def score_html_fidelity(transitions: Sequence[Transition], renderer: Renderer) -> list[float]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .build import BUNDLED_MINIWOB, DEFAULT_PINNED, DEFAULT_THIRD_PARTY, summarize
+from .configs import opt
 from .episodes import ID_TEST_OFFSET, held_out_plan  # noqa: F401 - the offset, re-exported
 
 # The bundled corpus' in-app apps: every phone app that trains (phone-settings is a test app),
@@ -46,16 +47,22 @@ assert set(IN_APP_THIRD_PARTY) <= set(DEFAULT_THIRD_PARTY)
 
 @dataclass
 class HeldOutConfig:
-    phone_apps: Sequence[str] = IN_APP_PHONE
-    phone_episodes: int = 3  # per phone app
-    phone_steps: int = 10
-    miniwob_tasks: Sequence[str] = IN_APP_MINIWOB
-    miniwob_episodes: int = 2
-    miniwob_steps: int = 5
-    third_party: Sequence[str] = IN_APP_THIRD_PARTY
-    third_party_episodes: int = 3
-    third_party_steps: int = 5
-    seed: int = 0
+    """Which training apps get held-out episodes, and how many (`wm corpus add-id-test`'s flags)."""
+
+    phone_apps: Sequence[str] = opt(IN_APP_PHONE, "phone apps (default: the training ones)", empty="none")
+    phone_episodes: int = opt(3, "held-out episodes per phone app", min=0)
+    phone_steps: int = opt(10, min=1)
+    miniwob_tasks: Sequence[str] = opt(
+        IN_APP_MINIWOB, "bundled MiniWoB++ tasks (default: 15 training ones)", flag="--tasks", empty="none"
+    )
+    miniwob_episodes: int = opt(2, min=0)
+    miniwob_steps: int = opt(5, min=1)
+    third_party: Sequence[str] = opt(
+        IN_APP_THIRD_PARTY, "bundled third-party apps (default: the three that train)", empty="none"
+    )
+    third_party_episodes: int = opt(3, min=0)
+    third_party_steps: int = opt(5, min=1)
+    seed: int = opt(0, "held-out seeds are SEED*1000+500+e, never a build's own")
 
 
 def check_config(cfg: HeldOutConfig) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from worldmodel.dataset import CorpusError
 
 from .build import BuildConfig
-from .phone import FLOOR, MAX_OFF
+from .configs import AndroidImportConfig, DroidBotImportConfig, PhoneImportConfig, RecordConfig
 
 Log = Callable[[str], None]
 
@@ -123,105 +123,129 @@ def load_policy(spec):
 def record_app(
     target: str,
     out,
-    episodes: int = 3,
-    steps: int = 8,
-    seed: int = 0,
-    viewport: str = "phone",
-    scale: float = 1.0,
-    policy="explore",
-    goal: str = "",
-    name: str | None = None,
-    entry: str = "index.html",
-    capture: str = "stylesheets",
-    licence: str = "",
-    split: str = "auto",
-    append: bool = False,
-    compact: bool = True,
-    held_out: int = 0,
+    cfg: RecordConfig | None = None,
     log: Log = print,
     warn: Log = _stderr,
     num_proc: int = 1,
     shard: str | None = None,
 ):
     """Record any web app in Chromium (a local folder served under a fake origin, or a dev server
-    on loopback) and save it at `out` (added to the corpus there with `append`). A crashing
-    episode is reported through `warn` and the others are kept. Returns the saved DatasetDict.
-    `held_out`: the last N episodes go to the id-test split (the app trains; those episodes are
-    unseen). Episodes are recorded on `num_proc` processes, rows streamed to disk; `shard` "I/N"
-    records this machine's block of them as a piece (None is returned)."""
-    from datasets import concatenate_datasets
+    on loopback) as `cfg` says and save it at `out` (added to the corpus there with
+    `cfg.append`). A crashing episode is reported through `warn` and the others are kept.
+    Returns the saved DatasetDict. `cfg.held_out`: the last N episodes go to the id-test split
+    (the app trains; those episodes are unseen). Episodes are recorded on `num_proc`
+    processes, rows streamed to disk; `shard` "I/N" records this machine's block of them as a
+    piece (None is returned)."""
+    from .parallel import remove_work, work_folder
 
-    from .apps import folder_app, parse_viewport, url_app
-    from .build import summarize
-    from .parallel import read_reports, remove_work, save_piece, stream_rows, work_folder
-    from .recorder import CAPTURES
-    from .store import SPLITS, app_splits, save_rows
-
+    cfg = cfg or RecordConfig()
     out = Path(out)
     piece = _shard(shard, num_proc)
-    if capture not in CAPTURES:
-        raise ArgumentError("capture", f"{capture!r} is not one of {', '.join(CAPTURES)}")
-    if split != "auto" and split not in SPLITS:
-        raise ArgumentError("split", f"{split!r} is not auto or one of {', '.join(SPLITS)}")
-    if held_out and held_out >= episodes:
-        raise ArgumentError("held_out", f"{held_out} held-out episodes leave none of {episodes} to train on")
-    if held_out and split not in ("auto", "train"):
-        raise ArgumentError("held_out", f"held-out episodes are of a training app, but --split is {split}")
-    try:
-        vp = parse_viewport(viewport, scale)
-    except ValueError as e:
-        raise ArgumentError("viewport", str(e)) from None
-    loopback = target.startswith(("http://", "https://"))
-    try:
-        spec = (
-            url_app(target, name, vp, goal)
-            if loopback
-            else folder_app(target, entry, name, vp, goal, licence)
-        )
-    except ValueError as e:
-        raise ArgumentError("target", str(e)) from None
-    old, pinned = None, {}
-    if append and (out.exists() or out.is_symlink()):
-        old = _load(out, "out")
-        pinned = app_splits(old)
-    if split != "auto":
-        pinned[spec.name] = split
-    if held_out:
-        if pinned.get(spec.name, "train") != "train":
-            raise ArgumentError(
-                "held_out",
-                f"{spec.name} is a {pinned[spec.name]} app in {out}: held-out episodes are of a training app",
-            )
-        pinned[spec.name] = "train"
-    load_policy(policy)  # a bad policy is named before any browser starts
-    units = [(e, e >= episodes - held_out) for e in range(episodes)]
+    _check_record(cfg)
+    spec, loopback = _record_spec(target, cfg)
+    old, pinned = _record_splits(out, cfg, spec.name)
+    load_policy(cfg.policy)  # a bad policy is named before any browser starts
+    units = [(e, e >= cfg.episodes - cfg.held_out) for e in range(cfg.episodes)]
     units = piece.take(units) if piece else units
     work = work_folder(out)
     try:
-        gen = dict(spec=spec, capture=capture, loopback=loopback, policy=policy, steps=steps, seed=seed)
-        new = stream_rows(_record_app_rows, units, num_proc, work, compact=compact, **gen)
-        tot = read_reports(work)
-        for f in tot["skipped"]:
-            warn(f"failed: {f}")
-        if new is None:
-            raise RuntimeError(
-                f"no transitions recorded from {target} ({len(tot['skipped'])} episodes failed)"
-            )
-        log(f"capture fidelity of {spec.name}: {summarize([r['html_ssim'] for r in tot['rows']])}")
-        done = f"recorded {len(new)} transitions in {len(units) - len(tot['skipped'])}/{len(units)} episodes"
+        gen = dict(spec=spec, capture=cfg.capture, loopback=loopback, policy=cfg.policy, steps=cfg.steps)
+        new, done = _record_units(units, num_proc, work, cfg, gen, target, log, warn)
         if piece:
+            from .parallel import save_piece
+
             save_piece(new, out, piece, {"pinned": {spec.name: pinned.get(spec.name, "train")}})
             log(f"{done}; wrote piece {piece} at {out}")
             return None
-        if split == "auto" and not (set(pinned) - {spec.name}):
-            pinned[spec.name] = "train"  # a corpus of one app: it is the training data
-        rows = concatenate_datasets([*(old[s] for s in old), new]) if old else new
-        held = _id_test_rows(old)
-        dd = save_rows(rows, out, pinned=pinned, held=held)
+        dd = _save_recorded(new, old, out, pinned, cfg.split, spec.name)
     finally:
         remove_work(work)
     log(f"{done}; wrote {out}: " + ", ".join(f"{k}={len(v)}" for k, v in dd.items()))
     return dd
+
+
+def _check_record(cfg: RecordConfig) -> None:
+    """An ArgumentError naming the first of `cfg`'s values that cannot be recorded."""
+    from .recorder import CAPTURES
+    from .store import SPLITS
+
+    if cfg.capture not in CAPTURES:
+        raise ArgumentError("capture", f"{cfg.capture!r} is not one of {', '.join(CAPTURES)}")
+    if cfg.split != "auto" and cfg.split not in SPLITS:
+        raise ArgumentError("split", f"{cfg.split!r} is not auto or one of {', '.join(SPLITS)}")
+    if cfg.held_out and cfg.held_out >= cfg.episodes:
+        raise ArgumentError(
+            "held_out", f"{cfg.held_out} held-out episodes leave none of {cfg.episodes} to train on"
+        )
+    if cfg.held_out and cfg.split not in ("auto", "train"):
+        raise ArgumentError(
+            "held_out", f"held-out episodes are of a training app, but --split is {cfg.split}"
+        )
+
+
+def _record_spec(target: str, cfg: RecordConfig):
+    """The app to record (an AppSpec) and whether it is served on loopback (a URL)."""
+    from .apps import folder_app, parse_viewport, url_app
+
+    try:
+        vp = parse_viewport(cfg.viewport, cfg.scale)
+    except ValueError as e:
+        raise ArgumentError("viewport", str(e)) from None
+    loopback = target.startswith(("http://", "https://"))
+    try:
+        if loopback:
+            return url_app(target, cfg.name, vp, cfg.goal), loopback
+        return folder_app(target, cfg.entry, cfg.name, vp, cfg.goal, cfg.licence), loopback
+    except ValueError as e:
+        raise ArgumentError("target", str(e)) from None
+
+
+def _record_splits(out: Path, cfg: RecordConfig, app: str):
+    """The corpus appended to (None: a new one) and the splits its apps are pinned to, with
+    this app's (`cfg.split`; a training app when it holds episodes out)."""
+    from .store import app_splits
+
+    old, pinned = None, {}
+    if cfg.append and (out.exists() or out.is_symlink()):
+        old = _load(out, "out")
+        pinned = app_splits(old)
+    if cfg.split != "auto":
+        pinned[app] = cfg.split
+    if cfg.held_out:
+        if pinned.get(app, "train") != "train":
+            raise ArgumentError(
+                "held_out",
+                f"{app} is a {pinned[app]} app in {out}: held-out episodes are of a training app",
+            )
+        pinned[app] = "train"
+    return old, pinned
+
+
+def _record_units(units, num_proc: int, work: Path, cfg: RecordConfig, gen: dict, target, log, warn):
+    """The recorded rows of `units` (streamed to disk), and the line saying how many were."""
+    from .build import summarize
+    from .parallel import read_reports, stream_rows
+
+    new = stream_rows(_record_app_rows, units, num_proc, work, compact=cfg.compact, seed=cfg.seed, **gen)
+    tot = read_reports(work)
+    for f in tot["skipped"]:
+        warn(f"failed: {f}")
+    if new is None:
+        raise RuntimeError(f"no transitions recorded from {target} ({len(tot['skipped'])} episodes failed)")
+    log(f"capture fidelity of {gen['spec'].name}: {summarize([r['html_ssim'] for r in tot['rows']])}")
+    return new, f"recorded {len(new)} transitions in {len(units) - len(tot['skipped'])}/{len(units)} episodes"
+
+
+def _save_recorded(new, old, out: Path, pinned: dict, split: str, app: str):
+    """The recorded rows saved at `out`, after the appended corpus' rows (its id-test kept)."""
+    from datasets import concatenate_datasets
+
+    from .store import save_rows
+
+    if split == "auto" and not (set(pinned) - {app}):
+        pinned[app] = "train"  # a corpus of one app: it is the training data
+    rows = concatenate_datasets([*(old[s] for s in old), new]) if old else new
+    return save_rows(rows, out, pinned=pinned, held=_id_test_rows(old))
 
 
 def _id_test_rows(dd) -> set[int]:
@@ -279,7 +303,20 @@ def _shard(text: str | None, num_proc: int = 1):
         raise ArgumentError("shard", str(e)) from None
 
 
-def _phone_report(rep, out, log: Log, warn: Log) -> int:
+def _phone_import(importer, source, out, cfg: PhoneImportConfig, log, warn, num_proc, shard, **extra) -> int:
+    """Run a corpus.phone importer with the options both imports share; report; how many were kept."""
+    rep = importer(
+        source,
+        out,
+        cfg.floor,
+        cfg.max_off,
+        cfg.rounds,
+        cfg.licence,
+        id_test_share=cfg.id_test_share,
+        num_proc=num_proc,
+        shard=_shard(shard, num_proc),
+        **extra,
+    )
     for msg in rep.skipped[:20]:
         warn(f"skipped a bad record: {msg}")
     log(rep.summary())
@@ -291,133 +328,112 @@ def _phone_report(rep, out, log: Log, warn: Log) -> int:
 def import_android_corpus(
     path,
     out,
-    floor: float = FLOOR,
-    max_off: float = MAX_OFF,
-    rounds: int = 2,
-    licence: str | None = None,
-    scale: float = 1.0,
-    coder: str = "rules",
+    cfg: AndroidImportConfig | None = None,
     log: Log = print,
     warn: Log = _stderr,
-    id_test_share: float = 0.0,
     num_proc: int = 1,
     shard: str | None = None,
 ) -> int:
-    """Translate AndroidControl episodes (a TFRecord file, a folder of shards or a glob) to HTML that looks like their
-    screenshots and save the screens that reach blurred SSIM `floor` with at most `max_off`
-    of their pixels off at `out`. `coder` 'rules': corpus/phone.py's translation with per-region
-    revision from the screenshot; a model spec: that model rewrites each draft as a whole
-    document until its render reaches SSIM `floor`. `id_test_share` holds that share of each
-    training app's episodes out as id-test (in-app figures). `num_proc` processes share the
-    work; `shard` "I/N" does this machine's block and saves a piece (`merge_corpora` joins them).
-    Returns how many were kept."""
+    """Translate AndroidControl episodes (a TFRecord file, a folder of shards or a glob) to HTML
+    that looks like their screenshots and save the screens that reach blurred SSIM `cfg.floor`
+    with at most `cfg.max_off` of their pixels off at `out`. `cfg.coder` 'rules':
+    corpus/phone.py's translation with per-region revision from the screenshot; a model spec:
+    that model rewrites each draft as a whole document until its render reaches SSIM
+    `cfg.floor`. `cfg.id_test_share` holds that share of each training app's episodes out as
+    id-test (in-app figures). `num_proc` processes share the work; `shard` "I/N" does this
+    machine's block and saves a piece (`merge_corpora` joins them). Returns how many were kept."""
     from .android import tfrecord_files
 
+    cfg = cfg or AndroidImportConfig()
     try:
         files = tfrecord_files(path)
     except FileNotFoundError as e:
         raise ArgumentError("path", str(e)) from None
-    if coder == "rules":
+    if cfg.coder == "rules":
         from .phone import import_android_episodes
 
-        rep = import_android_episodes(
-            path,
-            out,
-            floor,
-            max_off,
-            rounds,
-            licence,
-            scale,
-            id_test_share=id_test_share,
-            num_proc=num_proc,
-            shard=_shard(shard, num_proc),
+        return _phone_import(
+            import_android_episodes, path, out, cfg, log, warn, num_proc, shard, scale=cfg.scale
         )
-        return _phone_report(rep, out, log, warn)
     if num_proc != 1 or shard:
         raise ArgumentError(
             "coder", "a model coder runs in one process, unsharded: leave --num-proc and --shard"
         )
     if len(files) != 1:
         raise ArgumentError("path", "a model coder reads one TFRecord file, not a folder of shards")
-    path = files[0]
+    return _import_android_with_model(files[0], out, cfg, log, warn)
+
+
+def _import_android_with_model(path, out, cfg: AndroidImportConfig, log: Log, warn: Log) -> int:
+    """`import_android_corpus` with a model as the coder: each screen revised by the model
+    until its render reaches the floor; transitions whose two screens both do are kept."""
     from render import Renderer
     from worldmodel.spec import SpecError, parse_spec
 
     from .android import import_android
-    from .revise import backend_coder, revise_until
+    from .revise import backend_coder
     from .store import save_corpus
 
     try:
-        spec = parse_spec(coder)
+        spec = parse_spec(cfg.coder)
     except SpecError as e:
         raise ArgumentError("coder", str(e)) from None
     kept, dropped, skipped = [], 0, []
-    done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
     with Renderer() as r:
         revise = backend_coder(spec, r)
-        for t in import_android(path, scale=scale, skipped=skipped):
-            for s in (t.screen, t.next_screen):
-                if id(s) not in done:
-                    done[id(s)] = (
-                        s,
-                        revise_until(s.image, s.html, revise, r, s.viewport(), floor, rounds),
-                    )
-                s.html = done[id(s)][1].html
-            rev = done[id(t.next_screen)][1]
-            t.meta["revision"] = rev.rounds
-            t.meta["html_ssim"] = rev.score
-            if rev.passed and done[id(t.screen)][1].passed:
+        done: dict[int, object] = {}  # consecutive transitions share a screen: revise it once
+        for t in import_android(path, scale=cfg.scale, skipped=skipped):
+            if _revised(t, done, revise, r, cfg):
                 kept.append(t)
             else:
                 dropped += 1
     for msg in skipped:
         warn(f"skipped a bad record: {msg}")
     log(
-        f"kept {len(kept)} transitions, dropped {dropped} whose screens never reached SSIM {floor}, "
+        f"kept {len(kept)} transitions, dropped {dropped} whose screens never reached SSIM {cfg.floor}, "
         f"skipped {len(skipped)} bad records"
     )
     if kept:
-        save_corpus(kept, out, id_test_share=id_test_share)
+        save_corpus(kept, out, id_test_share=cfg.id_test_share)
         log(f"wrote {out}")
     return len(kept)
+
+
+def _revised(t, done: dict, revise, r, cfg: AndroidImportConfig) -> bool:
+    """Revise both screens of `t` in place (each screen once, remembered in `done`); whether
+    both reached the floor."""
+    from .revise import revise_until
+
+    for s in (t.screen, t.next_screen):
+        if id(s) not in done:
+            done[id(s)] = (s, revise_until(s.image, s.html, revise, r, s.viewport(), cfg.floor, cfg.rounds))
+        s.html = done[id(s)][1].html
+    rev = done[id(t.next_screen)][1]
+    t.meta["revision"] = rev.rounds
+    t.meta["html_ssim"] = rev.score
+    return rev.passed and done[id(t.screen)][1].passed
 
 
 def import_droidbot_corpus(
     folder,
     out,
-    floor: float = FLOOR,
-    max_off: float = MAX_OFF,
-    rounds: int = 2,
-    licence: str | None = None,
-    app: str | None = None,
+    cfg: DroidBotImportConfig | None = None,
     log: Log = print,
     warn: Log = _stderr,
-    id_test_share: float = 0.0,
     num_proc: int = 1,
     shard: str | None = None,
 ) -> int:
     """Import a DroidBot exploration (events/, states/, utg.js): events joined to their screens,
     translated, revised, and the screens that reach the floor saved at `out` (with
-    `id_test_share`, the last share of the run held out as id-test). Returns how many
+    `cfg.id_test_share`, the last share of the run held out as id-test). Returns how many
     transitions were kept."""
     from .phone import import_droidbot
 
+    cfg = cfg or DroidBotImportConfig()
     folder = Path(folder)
     if not (folder / "events").is_dir() or not (folder / "states").is_dir():
         raise ArgumentError("folder", f"{folder} is not a DroidBot output folder (no events/ and states/)")
-    rep = import_droidbot(
-        folder,
-        out,
-        floor,
-        max_off,
-        rounds,
-        licence,
-        app,
-        id_test_share=id_test_share,
-        num_proc=num_proc,
-        shard=_shard(shard, num_proc),
-    )
-    return _phone_report(rep, out, log, warn)
+    return _phone_import(import_droidbot, folder, out, cfg, log, warn, num_proc, shard, app=cfg.app)
 
 
 def corpus_stats(

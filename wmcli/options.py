@@ -172,3 +172,9 @@ def with_config(cls, *, unset: bool = False, keep_default: Sequence[str] = (), n
         return command
 
     return deco
+
+
+def flag_names(cls) -> dict[str, str]:
+    """Each field of `cls` (by name, nested ones joined by "_") and the flag a user types for it:
+    how a pipeline's ArgumentError, which names the field, is shown as the flag."""
+    return {o.name: o.flag.split("/")[0].split(" ")[0] for o in options(cls)}
