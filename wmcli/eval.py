@@ -60,7 +60,7 @@ def eval_command(
 ) -> None:
     """Render each backend's predictions and score them; writes a side-by-side report."""
     from render import Renderer
-    from worldmodel.dataset import CorpusError, iter_transitions, load_corpus
+    from worldmodel.dataset import CorpusError, load_corpus
     from worldmodel.evaluate import evaluate
     from worldmodel.prompt import MODES
 
@@ -71,9 +71,23 @@ def eval_command(
         dd = load_corpus(corpus)
     except CorpusError as e:
         raise typer.BadParameter(str(e), param_hint="--corpus") from None
+    names = _split_names(dd, split)
+    opts = dict(device=device, max_new_tokens=max_new_tokens, html_chars=html_chars, edit_tries=edit_tries)
+    scorers = _code2world_scorers(siglip, dino, judge, judge_cache, device)
+    by_split = {}
+    with Renderer() as r:
+        backends = _load_models(model, specs, corpus, r, opts)
+        for s in names:
+            where = out if len(names) == 1 else out / s
+            by_split[s] = evaluate(backends, _transitions(dd[s], limit), r, where, modes=mode, **scorers)
+    if scorers.get("judge") is not None:
+        scorers["judge"].close()
+    _report(by_split, names, out)
+
+
+def _split_names(dd, split: str) -> list[str]:
+    """The splits `--split` names (auto: id-test and test, those the corpus has)."""
     from worldmodel.dataset import ID_TEST
-    from worldmodel.evaluate import side_by_side
-    from worldmodel.model import WorldModel
 
     names = (
         [s for s in (ID_TEST, "test") if s in dd] if split == "auto" else [s for s in split.split(",") if s]
@@ -83,27 +97,38 @@ def eval_command(
             raise typer.BadParameter(f"split {s!r} not in corpus (has {', '.join(dd)})", param_hint="--split")
     if not names:
         raise typer.BadParameter(f"no split to evaluate (corpus has {', '.join(dd)})", param_hint="--split")
-    opts = dict(device=device, max_new_tokens=max_new_tokens, html_chars=html_chars, edit_tries=edit_tries)
-    scorers = _code2world_scorers(siglip, dino, judge, judge_cache, device)
-    by_split = {}
-    with Renderer() as r:
-        backends = {}
-        for name, spec in zip(model, specs):
-            if corpus:  # a bare `retrieval` or `memory` looks up this corpus' own recordings
-                spec = spec.with_corpus(str(corpus))
-            backends[name] = WorldModel.load(spec, r, only_known_options=True, **opts)
-        for s in names:
-            ds = dd[s]
-            if limit:
-                ds = ds.select(range(min(limit, len(ds))))
-            skipped: list[str] = []
-            transitions = list(iter_transitions(ds, skipped))
-            for msg in skipped:
-                typer.echo(f"skipped a bad record: {msg}", err=True)
-            where = out if len(names) == 1 else out / s
-            by_split[s] = evaluate(backends, transitions, r, where, modes=mode, **scorers)
-    if scorers.get("judge") is not None:
-        scorers["judge"].close()
+    return names
+
+
+def _load_models(model: list[str], specs, corpus, r, opts: dict) -> dict:
+    """Each --model loaded with the options that fit it, by the name the user gave."""
+    from worldmodel.model import WorldModel
+
+    backends = {}
+    for name, spec in zip(model, specs):
+        if corpus:  # a bare `retrieval` or `memory` looks up this corpus' own recordings
+            spec = spec.with_corpus(str(corpus))
+        backends[name] = WorldModel.load(spec, r, only_known_options=True, **opts)
+    return backends
+
+
+def _transitions(ds, limit: int) -> list:
+    """A split's transitions (its first `limit`, 0 = all); bad records named on stderr."""
+    from worldmodel.dataset import iter_transitions
+
+    if limit:
+        ds = ds.select(range(min(limit, len(ds))))
+    skipped: list[str] = []
+    transitions = list(iter_transitions(ds, skipped))
+    for msg in skipped:
+        typer.echo(f"skipped a bad record: {msg}", err=True)
+    return transitions
+
+
+def _report(by_split: dict, names: list[str], out: Path) -> None:
+    """One split's figures as JSON, or several side by side (figures.json, table.md)."""
+    from worldmodel.evaluate import side_by_side
+
     if len(names) == 1:
         typer.echo(json.dumps(by_split[names[0]], indent=2))
         typer.echo(f"report: {out / 'report.html'}")
