@@ -6,8 +6,8 @@ import json
 
 import pytest
 import tfrecord
+from phone_fixtures import droidbot_folder, font, forest
 from PIL import Image, ImageDraw
-from test_corpus import _droidbot_folder, _font, _forest
 from typer.testing import CliRunner
 
 import corpus.phone as phone
@@ -30,12 +30,12 @@ def _episode(w, eid: int, package: str, words: list[str]) -> None:
             ((0, 0, 360, 56), f"{package} {k}", "TextView", False),
             ((0, 80, 360, 140), word, "TextView", True),
         ]
-        trees.append(_forest(nodes))
+        trees.append(forest(nodes))
         im = Image.new("RGB", (360, 640), (250, 250, 250))
         d = ImageDraw.Draw(im)
         d.rectangle((0, 0, 359, 55), fill=(40, 90, 160))
-        d.text((16, 16), f"{package} {k}", font=_font(20), fill=(255, 255, 255))
-        d.text((16, 96), word, font=_font(20), fill=(20, 20, 20))
+        d.text((16, 16), f"{package} {k}", font=font(20), fill=(255, 255, 255))
+        d.text((16, 96), word, font=font(20), fill=(20, 20, 20))
         buf = io.BytesIO()
         im.save(buf, "PNG")
         shots.append(buf.getvalue())
@@ -93,7 +93,7 @@ def test_a_sharded_import_merged_equals_the_unsharded_one(shards, tmp_path):
 
 
 def test_a_droidbot_run_cut_into_stretches_gives_one_corpus_for_any_process_count(tmp_path, monkeypatch):
-    _droidbot_folder(tmp_path / "db")
+    droidbot_folder(tmp_path / "db")
     monkeypatch.setattr(phone, "DROIDBOT_CHUNK", 1)  # four events, four units of work
     assert len(phone.droidbot_units(tmp_path / "db")) == 4
     one = phone.import_droidbot(tmp_path / "db", tmp_path / "one", progress=False)

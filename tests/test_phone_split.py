@@ -6,8 +6,8 @@ import json
 import re
 
 import pytest
+from phone_fixtures import droidbot_folder
 from PIL import Image
-from test_corpus import _droidbot_folder
 from typer.testing import CliRunner
 
 from corpus.phone import import_droidbot
@@ -40,7 +40,7 @@ def test_whole_episodes_are_held_out_and_a_lone_run_gives_its_last_steps():
 
 
 def test_import_droidbot_holds_out_the_runs_tail_and_trains_on_the_rest(tmp_path):
-    _droidbot_folder(tmp_path / "db")
+    droidbot_folder(tmp_path / "db")
     res = CliRunner().invoke(
         cli,
         [
@@ -73,7 +73,7 @@ def test_import_droidbot_holds_out_the_runs_tail_and_trains_on_the_rest(tmp_path
 
 
 def test_wm_eval_auto_prints_in_app_beside_unseen_apps_for_a_phone_corpus(tmp_path, renderer):
-    _droidbot_folder(tmp_path / "db")
+    droidbot_folder(tmp_path / "db")
     kept = import_droidbot(tmp_path / "db", progress=False, renderer=renderer).kept
     three = [
         dataclasses.replace(t, app=f"org.example.app{a}", meta=dict(t.meta)) for a in range(3) for t in kept

@@ -1,0 +1,46 @@
+"""Saving and loading corpora (corpus/store.py): split by whole app, images embedded, a failed save
+keeps the old corpus."""
+
+import pytest
+
+from corpus.apps import miniwob_app, phone_app
+from corpus.explorer import explore, solver_policy
+from corpus.recorder import Recorder
+from corpus.store import assign_splits, load_corpus, save_corpus
+
+
+@pytest.fixture(scope="module")
+def recorder():
+    with Recorder() as r:
+        yield r
+
+
+def test_store_round_trip_splits_by_app(recorder, tmp_path):
+    tr = recorder.record_trajectory(miniwob_app("click-button"), solver_policy, 3, seed=1)
+    tr += recorder.record_trajectory(miniwob_app("focus-text"), solver_policy, 3, seed=1)
+    tr += recorder.record_trajectory(phone_app("notes", 1), explore, 3, seed=1)
+    splits = {"miniwob-click-button": "train", "miniwob-focus-text": "test", "phone-notes": "train"}
+    save_corpus(tr, tmp_path / "c", splits=splits)
+    (tmp_path / "c").rename(tmp_path / "moved")  # images must be embedded, not paths
+    dd = load_corpus(tmp_path / "moved")
+    assert set(dd["test"]["app"]) == {"miniwob-focus-text"}
+    assert "miniwob-focus-text" not in set(dd["train"]["app"])
+    row = dd["train"][0]
+    assert row["screen"].size == (160, 210) and row["action"]["type"] == "tap"  # a typed struct column
+
+
+def test_failed_save_keeps_the_old_corpus(recorder, tmp_path):
+    tr = recorder.record_trajectory(miniwob_app("click-button"), solver_policy, 2, seed=3)
+    save_corpus(tr, tmp_path / "c", splits={"miniwob-click-button": "train"})
+    with pytest.raises(ValueError, match="no split given"):
+        save_corpus(tr, tmp_path / "c", splits={"other": "train"})
+    assert len(load_corpus(tmp_path / "c")["train"]) == len(tr)
+
+
+def test_split_assignment_is_by_whole_app():
+    apps = [f"app{i}" for i in range(20)]
+    s = assign_splits(apps, test_frac=0.2, val_frac=0.1, pinned={"app0": "train"})
+    assert s["app0"] == "train"
+    assert sum(v == "test" for v in s.values()) == 4 and sum(v == "validation" for v in s.values()) == 2
+    with pytest.raises(ValueError, match="split 'dev'"):
+        assign_splits(apps, pinned={"app1": "dev"})
