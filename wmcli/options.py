@@ -1,6 +1,7 @@
 """Command-line flags generated from configuration dataclasses, as trl's `TrlParser` does.
 
-A config dataclass (training.config.TrainConfig, corpus.build.BuildConfig) is the one place its
+A config dataclass (training.config.TrainConfig, corpus.build.BuildConfig, corpus.configs'
+RecordConfig and the phone imports' configs, corpus.heldout.HeldOutConfig) is the one place its
 options are written: each field's name, type, default and `metadata` (HfArgumentParser's
 convention: `help`, and here also `flag`, `choices`, `min`, `max`, `cli`) become one typer
 option. So a new field is a new flag, and the help a user reads is the field's own.
