@@ -403,3 +403,18 @@ def test_revision_keeps_a_buttons_label_read_inside_its_fill(renderer):
     for t in ("NO, THANKS", "HELP!"):
         assert 12.5 <= _fs(rv.html, t) <= 16
     assert rv.final["pixels_off"] <= rv.rounds[0]["pixels_off"]
+
+
+def test_a_name_too_long_for_its_line_breaks_where_the_phone_breaks_it(renderer):
+    """A package name wider than its line is broken where the line fills: sized from the lines'
+    spacing (rounded to a pixel), it came out a little large and broke a letter early. Sized
+    so its lines come out as wide as the screenshot's, it breaks at the same letter."""
+    text = "de.szalkowski.activitylauncher.ShortcutActivity"
+    nodes = [ROOT, (1, 0, (40, 100, 300, 160), "TextView", {"text": text})]
+    body = (
+        '<div style="position:absolute;left:40px;top:104px;width:260px;font:19px/23px Roboto;'
+        f'color:#666;overflow-wrap:anywhere">{text}</div>'
+    )
+    img, d, first = draw(renderer, nodes, body)
+    assert 18.6 <= _fs(d.html(), text) <= 19.3
+    assert box_off(first, img, (40, 100, 300, 160)) <= 0.1

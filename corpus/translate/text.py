@@ -71,6 +71,8 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     elif n > 1 and script in ("latin", "rtl"):
         avail = ix1 if script == "rtl" else (x1 - x0) - ix0  # from where the lines start
         fs = wrapped_size(text, m[lt:lb], fs, pitch, avail, script)
+        if script == "latin" and "\n" not in text.strip():
+            fs = broken_size(text.split(), [m[a:b] for a, b in lines], fs, avail)
     ellipsis, weight = False, 400
     if n == 1 and script in ("latin", "rtl"):
         fs, weight, ellipsis = _one_line(img, box, bg, m, (lt, lb, ix0, ix1), first, fs, script, scale)
@@ -162,9 +164,57 @@ def rtl_wrapped_size(words: list[str], line_inks: list[np.ndarray], fs: float, a
     return float(best[1]) if best is not None else fs
 
 
-def wrap_widths(words: list[str], fs: float, avail: float, measure=None) -> list[float] | None:
+def broken_size(words: list[str], line_inks: list[np.ndarray], fs: float, avail: float) -> float:
+    """For wrapped text with a word wider than its lines (a package name, a URL), which the phone
+    breaks where a line fills: the size near `fs` at which its lines come out as wide as the
+    screenshot's (`line_inks`), since where the word breaks says its size to a letter. Other
+    text keeps `fs`."""
+    if not any((text_width(w, fs) or 0.0) > avail for w in words):
+        return fs
+    inks = []
+    for ink in line_inks:
+        c = np.flatnonzero(ink.any(axis=0))
+        inks.append(int(c[-1]) + 1 - int(c[0]) if len(c) else 0)
+    best = None
+    for f in fs * np.linspace(0.92, 1.08, 33):
+        got = wrap_widths(words, f, avail, breaks=True)
+        if not got:
+            return fs
+        k = min(len(got), len(inks))
+        err = (
+            sum(abs(g - i) for g, i in zip(got, inks)) / max(1, sum(inks[:k]))
+            + max(0, len(inks) - len(got))
+            + 0.2 * abs(f / fs - 1)
+        )
+        if best is None or err < best[0]:
+            best = (err, f)
+    return float(best[1])
+
+
+def _broken(word: str, fs: float, avail: float) -> list[str]:
+    """A word too wide for a line, cut into the longest starts that fit (at least a letter each)."""
+    parts = []
+    while word:
+        lo, hi = 1, len(word)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if (text_width(word[:mid], fs) or 0.0) <= avail:
+                lo = mid
+            else:
+                hi = mid - 1
+        parts.append(word[:lo])
+        word = word[lo:]
+    return parts
+
+
+def wrap_widths(words: list[str], fs: float, avail: float, measure=None, breaks=False) -> list[float] | None:
     """The widths of the lines `words` make wrapped greedily into `avail` pixels at `fs` (Roboto,
-    or the face `measure` measures in); None without the face."""
+    or the face `measure` measures in); None without the face. `breaks`: a word wider than a
+    line is cut where the line fills (Roboto only)."""
+    if breaks:
+        words = [
+            p for w in words for p in ((_broken(w, fs, avail)) if (text_width(w, fs) or 0) > avail else [w])
+        ]
     out, line, w = [], "", 0.0
     for word in words:
         cand = (line + " " + word) if line else word
