@@ -53,11 +53,14 @@ def fit_text(img, box, bg, text: str, scale: float) -> dict | None:
     first = words[0] if words else text
     up, down = ink_ratio(first)
     lt, lb = lines[0]
-    if down and len(lines) > 1 and lb - lt <= 0.88 * max(b - a for a, b in lines[1:]):
-        down = 0.0  # the text's descenders all lie below its first line, shorter than the rest
     fs = (lb - lt) / (up + down)
     n = len(lines)
     pitch = _pitch([a for a, _ in lines], fs) if n > 1 else fs * 1.2
+    if down and n > 1 and lb - lt <= 0.88 * float(np.median([b - a for a, b in lines[1:]])):
+        # the text's descenders all lie below its first line, shorter than the rest
+        bare = (lb - lt) / up
+        if _pitch([a for a, _ in lines], bare) >= bare:
+            fs, down, pitch = bare, 0.0, _pitch([a for a, _ in lines], bare)
     if n > 1 and pitch < fs:  # two rows of one line (e.g. accents): treat as one
         n, pitch = 1, fs * 1.2
     script = text_script(text)
