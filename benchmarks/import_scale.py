@@ -53,17 +53,20 @@ def first_episodes(src: Path, n: int, out: Path) -> None:
             g.write(head + f.read(size + 4))
 
 
-def _tree_sample(pid: int, cpu: dict) -> tuple[int, int]:
-    """(RSS of the python processes, RSS of every process) in the tree under pid, bytes; the CPU
+def _tree_sample(pid: int, cpu: dict) -> tuple[int, int, int]:
+    """(RSS of the python processes, RSS of every process, resident anonymous memory of the python
+    processes) in the tree under pid, bytes; the CPU
     seconds each process of the tree has used so far go into `cpu`, keyed by (pid, start time),
     so processes that end between samples keep their last reading."""
-    py = alln = 0
+    py = alln = anon = 0
     for q in proctree.descendants(pid):
         rss = int(proctree.rss_mb(q) * 2**20)
         alln += rss
-        py += rss if proctree.name(q).startswith(("python", "wm")) else 0
+        if proctree.name(q).startswith(("python", "wm")):
+            py += rss
+            anon += int(proctree.anon_mb(q) * 2**20)
         cpu[(q, proctree.started(q))] = proctree.cpu_seconds(q)
-    return py, alln
+    return py, alln, anon
 
 
 def run_import(src: Path, out: Path, procs: int) -> dict:
@@ -81,12 +84,11 @@ def run_import(src: Path, out: Path, procs: int) -> dict:
     ]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
-    peak, cpu = [0, 0], {}
+    peak, cpu = [0, 0, 0], {}
 
     def sample():
         while p.poll() is None:
-            py, alln = _tree_sample(p.pid, cpu)
-            peak[0], peak[1] = max(peak[0], py), max(peak[1], alln)
+            peak[:] = map(max, peak, _tree_sample(p.pid, cpu))
             time.sleep(0.2)
 
     th = threading.Thread(target=sample, daemon=True)
@@ -106,13 +108,14 @@ def run_import(src: Path, out: Path, procs: int) -> dict:
         "cores_busy": sum(cpu.values()) / secs,
         "py_mb": peak[0] / 2**20,
         "all_mb": peak[1] / 2**20,
+        "anon_mb": peak[2] / 2**20,
     }
 
 
 def line(label: str, r: dict) -> str:
     return (
         f"{label:<28} kept {r['kept']:>4}/{r['of']:<4} {r['screens']:>5} screens {r['secs']:7.1f} s "
-        f"{r['screens'] / r['secs']:6.2f} screens/s  {r['cpu_s'] / r['screens']:4.2f} CPU s/screen, {r['cores_busy']:4.2f} cores busy  peak RSS python {r['py_mb']:7.0f} MB, tree {r['all_mb']:7.0f} MB"
+        f"{r['screens'] / r['secs']:6.2f} screens/s  {r['cpu_s'] / r['screens']:4.2f} CPU s/screen, {r['cores_busy']:4.2f} cores busy  peak RSS python {r['py_mb']:7.0f} MB (anonymous {r['anon_mb']:5.0f}), tree {r['all_mb']:7.0f} MB"
     )
 
 
@@ -150,8 +153,8 @@ def main() -> None:
             print(line("1x input, 1 process", x1))
             print(line(f"{args.copies}x input, 1 process", xk))
             print(
-                f"peak memory ratio {args.copies}x/1x: python {xk['py_mb'] / x1['py_mb']:.2f}, "
-                f"whole tree {xk['all_mb'] / x1['all_mb']:.2f}"
+                f"peak memory ratio {args.copies}x/1x: python {xk['py_mb'] / x1['py_mb']:.2f} "
+                f"(anonymous {xk['anon_mb'] / x1['anon_mb']:.2f}), whole tree {xk['all_mb'] / x1['all_mb']:.2f}"
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -163,6 +166,7 @@ def main() -> None:
             memory = dict(
                 peak_python_mb={"1x": round(x1["py_mb"]), f"{args.copies}x": round(xk["py_mb"])},
                 peak_tree_mb={"1x": round(x1["all_mb"]), f"{args.copies}x": round(xk["all_mb"])},
+                peak_python_anon_mb={"1x": round(x1["anon_mb"]), f"{args.copies}x": round(xk["anon_mb"])},
             )
         record(
             "import_scale",

@@ -15,6 +15,7 @@ accessibility forest (the real schema, corpus/proto) so one translator serves bo
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import sys
@@ -94,7 +95,7 @@ def revise_transitions(
     rep = report or ImportReport()
     t0 = time.perf_counter()
     own = renderer is None
-    r = renderer or Renderer(pool_size=2)
+    r = renderer or Renderer(pool_size=2, cache_size=0)
     bar = _progress(None, "screens", progress)
     pending: list[Transition] = []
 
@@ -532,7 +533,7 @@ def _android_rows(units, work, scale, floor, max_off, rounds, licence) -> Iterat
     from .android import import_android
 
     work = Path(work)
-    with Renderer(pool_size=2) as r:
+    with Renderer(pool_size=2, cache_size=0) as r:
         for file, block in groupby(units, key=lambda u: u[0]):
             skipped: list[str] = []
             drafts: dict = {}
@@ -551,7 +552,7 @@ def _droidbot_rows(units, work, app, floor, max_off, rounds, licence) -> Iterato
     from render import Renderer
 
     work = Path(work)
-    with Renderer(pool_size=2) as r:
+    with Renderer(pool_size=2, cache_size=0) as r:
         for folder, a, b in units:
             skipped: list[str] = []
             drop: Counter = Counter()
@@ -582,6 +583,11 @@ def _unit_rows(trs, drafts, skipped, key, work, renderer, revision, unusable=Non
     )
     for t in rep.kept:
         yield to_row(t)
+    # A unit's renders (their PNGs) sit in reference cycles with the browser calls' coroutine
+    # frames, which only Python's full collection frees, and it comes rarely: on real phone
+    # screens memory climbed ~12 MB a unit and grew with the input (benchmarks/import_scale.py).
+    rep = trs = None
+    gc.collect()
 
 
 def _unit_report(rep: ImportReport) -> dict:

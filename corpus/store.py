@@ -21,6 +21,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from render.assets import STORE, names_in
@@ -237,10 +238,30 @@ def save_dataset_folder(dd, card: str, out_dir, assets=(), on_step=None) -> None
         _swap_link(dd, card, out, step, assets)
 
 
+# Rows per record batch when a corpus is written: datasets sizes a batch to hold up to its row
+# group size (100 MB), and a batch is taken in memory (and copied as it is written), so a small
+# corpus was written in one small batch and a large one in 100 MB batches: peak memory grew with
+# the corpus up to ~300 MB more. A few MB of screenshots a batch keeps it flat and costs nothing.
+ROW_GROUP_SIZE = "16MB"
+
+
+@contextmanager
+def _row_groups(size: str):
+    """datasets' row group size (its config) set to `size` while a corpus is written."""
+    from datasets import config
+
+    old, config.MAX_ROW_GROUP_SIZE = config.MAX_ROW_GROUP_SIZE, size
+    try:
+        yield
+    finally:
+        config.MAX_ROW_GROUP_SIZE = old
+
+
 def _write(dd, card: str, folder: Path, assets=()) -> None:
     if assets:  # before the dataset, whose last file marks the folder complete
         STORE.write(assets, folder / ASSETS_DIR)
-    dd.save_to_disk(str(folder))
+    with _row_groups(ROW_GROUP_SIZE):
+        dd.save_to_disk(str(folder))
     (folder / "README.md").write_text(card, encoding="utf-8")
 
 

@@ -105,6 +105,12 @@ def rss_mb(pid: int) -> float:
     return _status_kb(pid, "status", "VmRSS:")
 
 
+def anon_mb(pid: int) -> float:
+    """Resident anonymous memory in MB: what the process itself allocated, without the pages of
+    files it maps (a memory-mapped Arrow table's pages are the page cache's, freed under pressure)."""
+    return _status_kb(pid, "status", "RssAnon:")
+
+
 def pss_mb(pid: int) -> float:
     """Proportional set size in MB: shared pages split among the processes sharing them."""
     return _status_kb(pid, "smaps_rollup", "Pss:")

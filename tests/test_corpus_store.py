@@ -44,3 +44,23 @@ def test_split_assignment_is_by_whole_app():
     assert sum(v == "test" for v in s.values()) == 4 and sum(v == "validation" for v in s.values()) == 2
     with pytest.raises(ValueError, match="split 'dev'"):
         assign_splits(apps, pinned={"app1": "dev"})
+
+
+def test_a_corpus_is_written_in_small_record_batches(tmp_path):
+    """A record batch is held in memory while it is written: datasets sizes batches up to 100 MB,
+    so peak memory grew with the corpus. Here 40 rows of 1 MB screenshots must not go as one."""
+    import os
+
+    import pyarrow as pa
+    from datasets import Dataset, DatasetDict
+
+    from corpus.store import ROW_GROUP_SIZE, save_dataset_folder
+
+    ds = Dataset.from_dict({"screen": [os.urandom(1_000_000) for _ in range(40)]})
+    save_dataset_folder(DatasetDict({"train": ds}), "# card\n", tmp_path / "c")
+    (arrow,) = (tmp_path / "c" / "train").glob("*.arrow")
+    with pa.memory_map(str(arrow)) as f:
+        sizes = [b.nbytes for b in pa.ipc.open_stream(f)]
+    limit = int(ROW_GROUP_SIZE.removesuffix("MB")) * 2**20
+    assert sum(sizes) > 39_000_000 and len(sizes) >= 3, sizes
+    assert max(sizes) <= limit + 1_000_100, sizes

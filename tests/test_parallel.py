@@ -216,3 +216,24 @@ def test_blocks_of_units_carry_equal_work_not_equal_counts():
     assert max(sum(sizes[u] for u in p) for p in pieces) <= 150 / 3 + 9
     with pytest.raises(ValueError, match="3 weights for 2 units"):
         contiguous_blocks([1, 2], 2, [1, 1, 1])
+
+
+def _note_call(units, work):
+    """A make_rows that only notes the units of each call (and yields no row)."""
+    from pathlib import Path
+
+    with open(Path(work) / "calls.jsonl", "a") as f:
+        f.write(json.dumps(units) + "\n")
+    yield from ()
+
+
+@pytest.mark.parametrize("procs", [1, 2])
+def test_each_process_makes_its_rows_in_one_call(tmp_path, procs):
+    """A call starts a browser: one per process, not one per unit (datasets cuts a list argument
+    into shards, a call each; one process once started a browser per episode)."""
+    from corpus.parallel import stream_rows
+
+    units = [["f", k] for k in range(6)]
+    assert stream_rows(_note_call, units, procs, tmp_path, weights=[1, 1, 1, 1, 1, 5]) is None
+    calls = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert sorted(calls) == ([units] if procs == 1 else [units[:5], units[5:]]), calls
