@@ -55,9 +55,9 @@ def first_episodes(src: Path, n: int, out: Path) -> None:
 
 def _tree_sample(pid: int, cpu: dict) -> tuple[int, int, int]:
     """(RSS of the python processes, RSS of every process, resident anonymous memory of the python
-    processes) in the tree under pid, bytes; the CPU
-    seconds each process of the tree has used so far go into `cpu`, keyed by (pid, start time),
-    so processes that end between samples keep their last reading."""
+    processes) in the tree under pid, bytes; the CPU seconds each process of the tree has used so
+    far go into `cpu`, keyed by (pid, start time), so processes that end between samples keep
+    their last reading."""
     py = alln = anon = 0
     for q in proctree.descendants(pid):
         rss = int(proctree.rss_mb(q) * 2**20)
