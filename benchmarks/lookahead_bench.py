@@ -155,7 +155,15 @@ def task_list(spec: str) -> list[str]:
 
 
 # Tasks whose screens warm the imagination up before the timed batch (any bundled task but login-user).
-WARM_TASKS = ["click-button", "click-link", "enter-text", "focus-text", "click-option", "click-checkboxes", "enter-password"]
+WARM_TASKS = [
+    "click-button",
+    "click-link",
+    "enter-text",
+    "focus-text",
+    "click-option",
+    "click-checkboxes",
+    "enter-password",
+]
 
 
 def distinct_pairs(transitions) -> list:
