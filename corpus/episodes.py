@@ -45,7 +45,7 @@ class Episode:
 def build_plan(cfg) -> list[Episode]:
     """The training episodes a `wm corpus build` (corpus.build.BuildConfig) records, in order:
     phone apps in turn, then each MiniWoB++ task (the solver on every other episode of a solved
-    task), then each third-party app."""
+    task; with `more_tasks` EXTRA_MINIWOB's after the chosen ones), then each third-party app."""
     from .apps import PHONE_APPS
     from .explorer import SOLVED_TASKS
 
@@ -54,9 +54,14 @@ def build_plan(cfg) -> list[Episode]:
         Episode("phone", PHONE_APPS[e % len(PHONE_APPS)], base + e, cfg.phone_steps)
         for e in range(cfg.phone_episodes)
     ]
+    tasks = list(cfg.miniwob_tasks)
+    if cfg.more_tasks:
+        from .build import EXTRA_MINIWOB
+
+        tasks += [t for t in EXTRA_MINIWOB if t not in tasks]
     out += [
         Episode("miniwob", t, base + e, cfg.miniwob_steps, solve=t in SOLVED_TASKS and e % 2 == 0)
-        for t in cfg.miniwob_tasks
+        for t in tasks
         for e in range(cfg.miniwob_episodes)
     ]
     out += [
