@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository root, to run as a script from anywhere
 
-from corpus.apps import miniwob_app, miniwob_dir  # noqa: E402
+from corpus.apps import miniwob_app, miniwob_tasks  # noqa: E402
 from corpus.build import BUNDLED_MINIWOB, reserved_miniwob  # noqa: E402
 from corpus.explorer import explore  # noqa: E402
 from corpus.recorder import Recorder  # noqa: E402
@@ -35,8 +35,7 @@ FLOOR = 0.95  # blurred SSIM every capture of a recordable task reaches
 
 def candidates() -> list[str]:
     """The wheel's tasks that are neither bundled nor reserved."""
-    tasks = sorted(p.stem for p in (miniwob_dir() / "miniwob").glob("*.html"))
-    return [t for t in tasks if t not in BUNDLED_MINIWOB and not reserved_miniwob(t)]
+    return [t for t in miniwob_tasks() if t not in BUNDLED_MINIWOB and not reserved_miniwob(t)]
 
 
 def survey_task(rec: Recorder, r: Renderer, task: str, episodes: int, steps: int) -> dict:
