@@ -60,10 +60,27 @@ DESCRIPTION = {
 }
 
 
-def read_episodes(path: str | Path, compression: str | None = "auto") -> Iterator[dict]:
-    """Raw episodes from a TFRecord file (GZIP, as AndroidControl ships, or plain)."""
+def _tfrecord_loader():
+    """tfrecord's record loader, without its torch dataset. The package's __init__ imports that
+    too (and with it torch: 2 of the 2.7 s a 2-process import of the dev set spent before any
+    worker started, one core idle) unless the import fails, which it allows for. Blocked only
+    while the package loads, so `import tfrecord.torch` still works afterwards."""
+    import sys
+
+    if "tfrecord" not in sys.modules and "tfrecord.torch" not in sys.modules:
+        sys.modules["tfrecord.torch"] = None  # type: ignore[assignment]
+        try:
+            import tfrecord  # noqa: F401
+        finally:
+            del sys.modules["tfrecord.torch"]
     from tfrecord.reader import tfrecord_loader
 
+    return tfrecord_loader
+
+
+def read_episodes(path: str | Path, compression: str | None = "auto") -> Iterator[dict]:
+    """Raw episodes from a TFRecord file (GZIP, as AndroidControl ships, or plain)."""
+    tfrecord_loader = _tfrecord_loader()
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"AndroidControl file not found: {path}")

@@ -237,3 +237,22 @@ def test_each_process_makes_its_rows_in_one_call(tmp_path, procs):
     assert stream_rows(_note_call, units, procs, tmp_path, weights=[1, 1, 1, 1, 1, 5]) is None
     calls = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
     assert sorted(calls) == ([units] if procs == 1 else [units[:5], units[5:]]), calls
+
+
+def test_reading_episodes_leaves_torch_unimported(shards):
+    """Every import's parent reads the episodes before any worker starts; the tfrecord package
+    would import torch with them (2 s, one core idle, and 150 MB in each process)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from corpus.android import android_episode_units\n"
+        f"units, sizes = android_episode_units({str(shards)!r})\n"
+        "assert sizes == [3, 2, 3, 2, 2], sizes\n"
+        "assert 'torch' not in sys.modules\n"
+        "import tfrecord.torch  # still importable afterwards\n"
+        "assert 'torch' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-800:]
