@@ -398,17 +398,20 @@ def flatness(values: list[float]) -> dict:
 def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
     """Per seed: GRPO (pre-pass included) and more SFT from `base` for args.budget seconds each,
     both at a constant learning rate, scored on each held-out set. An arm whose checkpoint and
-    arm.json a run already saved under `out` is reused, not trained again."""
+    arm.json a run already saved under `out` is reused, not trained again, and a seed's scores
+    in `out`/figures.json on the same held-out sets are reused while neither arm trained again."""
     from training.train import checkpoint_card
 
     const = dict(lr_scheduler_type="constant", warmup_steps=0, save_strategy="no")
     figures["budget_s"] = args.budget
     figures["arms"] = args.arms
-    if (out / "figures.json").exists():  # seeds an earlier run of this comparison finished
-        figures["seeds"] = json.loads((out / "figures.json").read_text()).get("seeds", {})
-    figures.setdefault("seeds", {})
+    prev = json.loads((out / "figures.json").read_text()) if (out / "figures.json").exists() else {}
+    figures["seeds"] = prev.get("seeds", {})  # seeds an earlier run of this comparison finished
+    same_base = all(prev.get(k) == figures[k] for k in ("base", "held_out")) and "sft_base_by_split" in prev
     with Renderer() as r:
-        if not args.no_score:
+        if same_base:
+            figures["sft_base"], figures["sft_base_by_split"] = prev["sft_base"], prev["sft_base_by_split"]
+        elif not args.no_score:
             figures["sft_base"] = score(
                 base,
                 cfg,
@@ -423,8 +426,10 @@ def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
         for seed in args.seeds:
             c = replace(cfg, seed=seed)
             fig: dict = dict(figures["seeds"].get(str(seed), {}))
+            trained = False  # an arm trained in this run: its scores, if any, are stale
             d = out / f"grpo_seed{seed}"
             if "grpo" in args.arms and not ((d / "final").exists() and (d / "arm.json").exists()):
+                trained = True
                 model, proc = load_trained(base, c)
                 t0, cpu0 = time.perf_counter(), tree_cpu()
                 arm: dict = {}
@@ -477,6 +482,7 @@ def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
                 fig.update(json.loads((d / "arm.json").read_text()))
             d = out / f"sft_seed{seed}"
             if "sft" in args.arms and not ((d / "final").exists() and (d / "arm.json").exists()):
+                trained = True
                 model, proc = load_trained(base, c)
                 t0, cpu0 = time.perf_counter(), tree_cpu()
                 tr, _ = run_sft(
@@ -500,9 +506,13 @@ def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
                 (d / "arm.json").write_text(json.dumps(arm, indent=2))
             if (d / "arm.json").exists():
                 fig.update(json.loads((d / "arm.json").read_text()))
-            if not args.no_score and all(
+            scored_on = {name: len(v) for name, v in sets.items()}
+            if fig.get("scored_on") == scored_on and not trained:
+                pass  # an earlier run (or a parallel one, its figures copied here) scored these arms
+            elif not args.no_score and all(
                 (out / f"{a}_seed{seed}" / "final").exists() for a in ("grpo", "sft")
             ):
+                fig["scored_on"] = scored_on
                 fig["splits"] = {
                     name: {
                         "sft_only": score(out / f"sft_seed{seed}" / "final", c, v, r, args.max_new_tokens),
