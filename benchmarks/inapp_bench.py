@@ -38,9 +38,10 @@ from worldmodel.backends.retrieval import RetrievalBackend
 from worldmodel.backends.sim import SimBackend
 from worldmodel.dataset import ID_TEST, iter_transitions, load_corpus
 from worldmodel.evaluate import evaluate
+from worldmodel.types import Query
 
 GROUPS = ("phone", "MiniWoB++", "third-party")
-COMPOSED = ("sim+memory", "sim+retrieval", "sim+checkpoint")
+COMPOSED = ("sim+memory", "sim+retrieval", "sim+checkpoint", "sim+memory+checkpoint")
 NOISE = 0.005  # SSIM or text F1: a composed model below the sim alone by more than this does harm
 
 
@@ -100,6 +101,12 @@ def models(renderer, corpus, checkpoint, in_app: bool, index) -> dict[str, World
         if in_app:
             opts.update(hint_source="memory", hint_corpus=str(corpus) if corpus else None)
         out["sim+checkpoint"] = WorldModel.load(f"hf:{checkpoint}", renderer=renderer, **opts)
+        # the checkpoint after memory: it writes only where memory had no recording of this very
+        # transition (exact or destination), on what memory made of the sim's screen
+        learned = out["sim+checkpoint"].stages[-1]
+        out["sim+memory+checkpoint"] = WorldModel(
+            [sim(), MemoryBackend(known), learned], renderer, "sim+memory+checkpoint"
+        )
     return out
 
 
@@ -125,11 +132,34 @@ def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index, only=
         }
         rows[g] = figs
         _print_group(g, figs, rates, time.perf_counter() - t0)
+        if "sim+memory+checkpoint" in ms and "sim+memory" in ms:
+            _print_unknown(g, ms, sub, renderer)
     for m in ms.values():
         m.close()
     if len(rows) > 1:
         _print_pooled(rows)
     return rows
+
+
+def _print_unknown(g, ms, sub, renderer) -> None:
+    """sim+memory against sim+memory+checkpoint on the transitions where memory knew nothing
+    (no exact, destination or near answer): where the learned stage is the only one writing."""
+    knew = ("memory: exact", "memory: destination", "memory: near")
+    notes = [
+        p.note
+        for p in ms["sim+memory"].predict_many([Query(t.screen, t.action, t.goal) for t in sub], "edit")
+    ]
+    unknown = [t for t, n in zip(sub, notes) if not any(k in n for k in knew)]
+    if not unknown:
+        print(f"  [{g}] memory knew something on every transition")
+        return
+    pair = {n: ms[n] for n in ("sim+memory", "sim+memory+checkpoint")}
+    figs = evaluate(pair, unknown, renderer, None, lpips=None, modes="edit")["backends"]
+    a, b = figs["sim+memory"], figs["sim+memory+checkpoint"]
+    print(
+        f"  [{g}] where memory knew nothing ({len(unknown)} of {len(sub)}): sim+memory SSIM {a['ssim']:.4f} "
+        f"text F1 {a['text_f1']:.4f}; +checkpoint {b['ssim'] - a['ssim']:+.4f} / {b['text_f1'] - a['text_f1']:+.4f}"
+    )
 
 
 def _print_pooled(rows) -> None:

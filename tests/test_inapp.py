@@ -110,6 +110,25 @@ def test_sim_plus_memory_keys_on_the_callers_screen_and_keeps_the_sims_when_unsu
     assert "another app (other): the screen is kept" in kept.note and kept.html == sim.html
 
 
+
+def test_a_stage_after_memory_keeps_a_recorded_answer_and_writes_where_memory_knew_nothing(
+    recorded, shots, renderer
+):
+    # a later stage that would change this screen: a recording in which Add cleared the list
+    clears = Transition(shots(page(["one"])), ADD, shots(page([])), app="lists", episode_id="lists-9")
+    screen = shots(page(["one"]))
+    stages = [SimBackend(), MemoryBackend(recorded), RetrievalBackend.from_transitions([clears])]
+    with WorldModel(stages, renderer) as wm:
+        kept = wm.predict(screen, ADD, mode="edit")
+    assert kept.settled and "exact" in kept.note and "retrieval" not in kept.note
+    assert "<li>one</li><li>new</li>" in kept.html.replace("\n", "")
+    # where memory knows nothing of this app, the stage after it writes
+    stages = [SimBackend(), MemoryBackend(recorded[2:]), RetrievalBackend.from_transitions([clears])]
+    with WorldModel(stages, renderer) as wm:
+        wrote = wm.predict(screen, ADD, mode="edit")
+    assert not wrote.settled and "memory: no recordings" in wrote.note
+    assert "<li>one</li>" not in wrote.html.replace("\n", ""), wrote.note
+
 def test_held_out_episodes_keep_their_split_through_every_save(recorded, tmp_path):
     train, held = recorded[:1], hold_out([recorded[1]])
     save_corpus(train + held, tmp_path / "c", {"lists": "train", "other": "test"})

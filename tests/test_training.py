@@ -335,6 +335,9 @@ def test_after_sim_the_target_is_the_apps_reaction_and_the_checkpoint_runs_after
     with WorldModel.load(f"hf:{final}", renderer=renderer, max_new_tokens=4) as wm:
         assert wm.name == f"sim+hf:{final}" and len(wm.stages) == 2
         assert wm.predict(t.screen, t.action, mode="edit").ok
+    # after sim+memory it runs once, on what memory made of the sim's screen (no second sim)
+    with WorldModel.load(f"sim+memory+hf:{final}", renderer=renderer, max_new_tokens=4) as wm:
+        assert wm.name == f"sim+memory+hf:{final}" and len(wm.stages) == 3
     # a gate no edit reaches keeps the sim's screen; the confidence is reported
     with WorldModel.load(f"hf:{final}", renderer=renderer, max_new_tokens=8, min_confidence=0.0) as wm:
         p = wm.predict(t.screen, t.action, mode="edit")

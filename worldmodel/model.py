@@ -102,8 +102,9 @@ class WorldModel:
         try:
             for s in ms.stages:
                 backend = _build(s, options)
-                # a checkpoint trained on the sim's screens (`wm train --after sim`) runs after the sim
-                if backend.after == "sim" and (not names or names[-1] != "sim"):
+                # a checkpoint trained on the sim's screens (`wm train --after sim`) runs after the
+                # sim, once: after `sim+memory` it edits what memory made of the sim's screen
+                if backend.after == "sim" and "sim" not in names:
                     stages.append(_build(BackendSpec("sim"), options))
                     names.append("sim")
                 stages.append(backend)
@@ -148,22 +149,32 @@ class WorldModel:
         if not queries:
             return []
         edit = [mode != "document" and bool(q.screen.html) for q in queries]
-        preds: list[Prediction] = []
+        preds: list[Prediction] = [None] * len(queries)  # type: ignore[list-item]
         current = list(queries)
         notes: list[list[str]] = [[] for _ in queries]
         for k, backend in enumerate(self.stages):
-            preds = self._stage(backend, current, edit, lazy and k + 1 == len(self.stages))
-            for p, n in zip(preds, notes):
+            # a screen a stage settled (a recording of this very transition) passes the rest by
+            todo = [i for i, p in enumerate(preds) if p is None or not p.settled]
+            if not todo:
+                break
+            got = self._stage(
+                backend,
+                [current[i] for i in todo],
+                [edit[i] for i in todo],
+                lazy and k + 1 == len(self.stages),
+            )
+            for i, p in zip(todo, got):
                 if p.note:
-                    n.append(f"{backend.name}: {p.note}" if len(self.stages) > 1 else p.note)
-                p.note = "; ".join(n)
-            if k + 1 < len(self.stages):
-                current = [
-                    Query(p.as_screen(q.screen), q.action, q.goal, applied=True, origin=q.origin or q.screen)
-                    if p.ok
-                    else q
-                    for p, q in zip(preds, queries)
-                ]
+                    notes[i].append(f"{backend.name}: {p.note}" if len(self.stages) > 1 else p.note)
+                p.note = "; ".join(notes[i])
+                preds[i] = p
+                if k + 1 < len(self.stages) and p.ok:
+                    q = queries[i]
+                    current[i] = Query(
+                        p.as_screen(q.screen), q.action, q.goal, applied=True, origin=q.origin or q.screen
+                    )
+                elif k + 1 < len(self.stages):
+                    current[i] = queries[i]
         if len(self.stages) > 1:  # the edit of the screen the caller gave, not of a stage's result
             for p, q, e in zip(preds, queries, edit):
                 if e and p.ok:
@@ -189,7 +200,7 @@ class WorldModel:
                     self.renderer,
                     q.screen.viewport() if w.error is None else None,
                     html=w.html,
-                    completion=c,
+                    completion=c.text,
                     render_error=w.error,
                     timings={"generate_s": gen_s},
                     repaired=w.repaired,
@@ -197,6 +208,7 @@ class WorldModel:
                     edit=w.edit,
                     edit_error=w.edit_error,
                     confidence=getattr(c, "confidence", None),
+                    settled=c.settled,
                 )
                 for q, c, w in zip(queries, completions, written)
             ]
@@ -245,6 +257,7 @@ class WorldModel:
                     edit=w.edit,
                     edit_error=w.edit_error,
                     confidence=c.confidence,
+                    settled=c.settled,
                 )
             )
         return out

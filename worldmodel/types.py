@@ -291,11 +291,15 @@ class Completion:
     was made when there is one to tell (e.g. the sim falling back to copy because the screen had
     no HTML), and, from a model that knows it, its mean log-probability per generated token.
 
+    `settled`: the text is a recording of this very screen and action (memory's exact or
+    destination hit), so later stages of a composed model keep it instead of writing over it.
+
     A backend may return a plain str instead: it stands for `Completion(text)`."""
 
     text: str
     note: str = ""
     confidence: float | None = None
+    settled: bool = False
 
     def __post_init__(self):
         if not isinstance(self.text, str):
@@ -327,6 +331,8 @@ class Prediction:
     edit_error: str | None = None  # the edit's lines that could not be applied (first one named)
     # the last stage's mean log-probability per token of what it wrote, where it knows one (hf)
     confidence: float | None = None
+    # a stage answered from a recording of this very screen and action; later stages kept it
+    settled: bool = False
 
     @property
     def ok(self) -> bool:

@@ -27,7 +27,8 @@ before made. A near one does too where that stage left the screen as it was (on 
 the recorded reaction, browser part included, is nearer the truth); where that stage changed
 it (the browser scrolled, checked, typed) only the app's part of the reaction is carried over
 onto it (on the docs apps the sim's scroll is nearer the truth). Where it knows nothing, that stage's
-screen is kept as it is.
+screen is kept as it is. An exact or destination answer is marked settled: a stage after memory
+(`sim+memory+CHECKPOINT`) writes only where memory had a near answer or none.
 
 `stats` counts the four outcomes. It indexes the corpus' train and validation splits by
 default, never the id-test or test rows a model is evaluated on.
@@ -367,7 +368,8 @@ class MemoryBackend(Backend):
                 text = ed
             else:  # sure of the whole next screen: it replaces what the stage before made of it
                 text = diff(q.screen.html, nxt)
-            out.append(Completion(text, note))
+            # a recording of this very transition: a later stage (a checkpoint) keeps it
+            out.append(Completion(text, note, settled=kind in ("exact", "destination")))
         return out
 
     def _transplanted(self, q: Query, origin: Screen, near: list[int], target: int | None):
