@@ -133,7 +133,7 @@ def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index, only=
         rows[g] = figs
         _print_group(g, figs, rates, time.perf_counter() - t0)
         if "sim+memory+checkpoint" in ms and "sim+memory" in ms:
-            _print_unknown(g, ms, sub, renderer)
+            figs["memory_knew_nothing"] = _print_unknown(g, ms, sub, renderer)
     for m in ms.values():
         m.close()
     if len(rows) > 1:
@@ -141,9 +141,10 @@ def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index, only=
     return rows
 
 
-def _print_unknown(g, ms, sub, renderer) -> None:
+def _print_unknown(g, ms, sub, renderer) -> dict:
     """sim+memory against sim+memory+checkpoint on the transitions where memory knew nothing
-    (no exact, destination or near answer): where the learned stage is the only one writing."""
+    (no exact, destination or near answer): where the learned stage is the only one writing.
+    Returns {n, ssim, text_f1}: their count and the checkpoint's gains there (0 when none)."""
     knew = ("memory: exact", "memory: destination", "memory: near")
     notes = [
         p.note
@@ -152,7 +153,7 @@ def _print_unknown(g, ms, sub, renderer) -> None:
     unknown = [t for t, n in zip(sub, notes) if not any(k in n for k in knew)]
     if not unknown:
         print(f"  [{g}] memory knew something on every transition")
-        return
+        return {"n": 0, "ssim": 0.0, "text_f1": 0.0}
     pair = {n: ms[n] for n in ("sim+memory", "sim+memory+checkpoint")}
     figs = evaluate(pair, unknown, renderer, None, lpips=None, modes="edit")["backends"]
     a, b = figs["sim+memory"], figs["sim+memory+checkpoint"]
@@ -160,6 +161,7 @@ def _print_unknown(g, ms, sub, renderer) -> None:
         f"  [{g}] where memory knew nothing ({len(unknown)} of {len(sub)}): sim+memory SSIM {a['ssim']:.4f} "
         f"text F1 {a['text_f1']:.4f}; +checkpoint {b['ssim'] - a['ssim']:+.4f} / {b['text_f1'] - a['text_f1']:+.4f}"
     )
+    return {"n": len(unknown), "ssim": b["ssim"] - a["ssim"], "text_f1": b["text_f1"] - a["text_f1"]}
 
 
 def _print_pooled(rows) -> None:
@@ -299,6 +301,7 @@ def main():
         from headline import record  # benchmarks/headline.py: the README's results table
 
         n = sum(f["n"] for f in rows.values())
+        after = _after_memory(rows)
         mem = [(f["n"], f["backends"]["sim+memory"], f["backends"]["copy"]) for f in rows.values()]
         record(
             "inapp",
@@ -315,7 +318,62 @@ def main():
                 sum(k * ((m["text_f1"] or 0) - c["text_f1"]) for k, m, c in mem) / n, 4
             ),
             per_group={g: round(f["backends"]["sim+memory"]["gain_over_copy"], 4) for g, f in rows.items()},
+            not_met="; ".join(_per_group_missed(rows) + after.pop("missed", [])) or None,
+            **after,
         )
+
+
+def _after_memory(rows) -> dict:
+    """The checkpoint after memory against sim+memory (issue #37's bounds: >= +0.02 SSIM and text
+    F1 pooled, >= +0.05 where memory knew nothing), when this run measured it."""
+    if "sim+memory+checkpoint" not in next(iter(rows.values()))["backends"]:
+        return {}
+    n = sum(f["n"] for f in rows.values())
+
+    def pooled(key):
+        return (
+            sum(
+                f["n"]
+                * (
+                    (f["backends"]["sim+memory+checkpoint"][key] or 0)
+                    - (f["backends"]["sim+memory"][key] or 0)
+                )
+                for f in rows.values()
+            )
+            / n
+        )
+
+    unk = [f["memory_knew_nothing"] for f in rows.values() if f.get("memory_knew_nothing")]
+    m = sum(u["n"] for u in unk)
+    nothing = {k: sum(u["n"] * u[k] for u in unk) / m if m else 0.0 for k in ("ssim", "text_f1")}
+    gains = {"ssim": pooled("ssim"), "text_f1": pooled("text_f1")}
+    missed = [f"{k} {v:+.4f} pooled (>= +0.02 asked)" for k, v in gains.items() if v < 0.02]
+    missed += [
+        f"{k} {v:+.4f} where memory knew nothing (>= +0.05 asked)" for k, v in nothing.items() if v < 0.05
+    ]
+    out = {
+        "checkpoint_after_memory": {
+            "over_sim_memory_pooled": {k: round(v, 4) for k, v in gains.items()},
+            "where_memory_knew_nothing": {"n": m, **{k: round(v, 4) for k, v in nothing.items()}},
+        }
+    }
+    if missed:
+        out["missed"] = ["sim+memory+checkpoint over sim+memory: " + ", ".join(missed)]
+    return out
+
+
+def _per_group_missed(rows) -> list[str]:
+    """sim+memory's per-group margins (issue #30: >= +0.10 SSIM over the screenshot kept and
+    >= +0.10 text F1 over the copy backend) that this run missed."""
+    out = []
+    for g, f in rows.items():
+        m, c = f["backends"]["sim+memory"], f["backends"]["copy"]
+        tf = (m["text_f1"] or 0) - (c["text_f1"] or 0)
+        if m["gain_over_copy"] < 0.10:
+            out.append(f"{g} SSIM {m['gain_over_copy']:+.3f} (+0.10 asked)")
+        if tf < 0.10:
+            out.append(f"{g} text F1 {tf:+.3f} (+0.10 asked)")
+    return out
 
 
 if __name__ == "__main__":
