@@ -129,6 +129,10 @@ def test_transplant_readdresses_an_edit_onto_another_screen():
     # after the sim has carried the action out, only the app's reaction is left to transplant
     assert transplant(edit, src, dst, text_from="alice", text_to="Kasie", reaction_only=True) == ""
     assert transplant('screen "<p>x</p>"', src, dst) == ""  # a whole other screen is not a change here
+    # an anchor made for another HTML (past this screen's elements) is no anchor: found by looks
+    small = '<html><body><div id="screen"><p>Bob</p></div></body></html>'
+    far = transplant(diff(src, src.replace("Ann", "Ann!")), src, small, anchors={2: 40}, reaction_only=True)
+    assert BeautifulSoup(apply(small, far), "html.parser").p.text == "Ann!"
 
 
 def test_the_reaction_leaves_out_what_only_moves_hover_and_focus():
