@@ -110,7 +110,6 @@ def test_sim_plus_memory_keys_on_the_callers_screen_and_keeps_the_sims_when_unsu
     assert "another app (other): the screen is kept" in kept.note and kept.html == sim.html
 
 
-
 def test_a_stage_after_memory_keeps_a_recorded_answer_and_writes_where_memory_knew_nothing(
     recorded, shots, renderer
 ):
@@ -128,6 +127,7 @@ def test_a_stage_after_memory_keeps_a_recorded_answer_and_writes_where_memory_kn
         wrote = wm.predict(screen, ADD, mode="edit")
     assert not wrote.settled and "memory: no recordings" in wrote.note
     assert "<li>one</li>" not in wrote.html.replace("\n", ""), wrote.note
+
 
 def test_held_out_episodes_keep_their_split_through_every_save(recorded, tmp_path):
     train, held = recorded[:1], hold_out([recorded[1]])
