@@ -164,20 +164,29 @@ def _print_unknown(g, ms, sub, renderer) -> dict:
     return {"n": len(unknown), "ssim": b["ssim"] - a["ssim"], "text_f1": b["text_f1"] - a["text_f1"]}
 
 
+def _pooled(rows, value) -> float:
+    """`value(a group's backends' figures)` over every group's transitions together: the groups'
+    values weighted by their sizes."""
+    n = sum(f["n"] for f in rows.values())
+    return sum(f["n"] * value(f["backends"]) for f in rows.values()) / n
+
+
+def _ssim_gain(name):
+    """A model's SSIM gain over the screenshot copy, from a group's backends' figures."""
+    return lambda b: b[name]["gain_over_copy"]
+
+
+def _text_gain(name):
+    """A model's text F1 gain over the copy backend, from a group's backends' figures."""
+    return lambda b: (b[name]["text_f1"] or 0) - b["copy"]["text_f1"]
+
+
 def _print_pooled(rows) -> None:
     """Every group's transitions together: each model's gains over the screenshot copy (SSIM)
     and the copy backend (text F1), weighted by the groups' sizes."""
-    n = sum(f["n"] for f in rows.values())
-    print(f"\n[all groups, pooled] {n} transitions")
+    print(f"\n[all groups, pooled] {sum(f['n'] for f in rows.values())} transitions")
     for name in next(iter(rows.values()))["backends"]:
-        ssim_gain = sum(f["n"] * f["backends"][name]["gain_over_copy"] for f in rows.values()) / n
-        tf_gain = (
-            sum(
-                f["n"] * ((f["backends"][name]["text_f1"] or 0) - f["backends"]["copy"]["text_f1"])
-                for f in rows.values()
-            )
-            / n
-        )
+        ssim_gain, tf_gain = _pooled(rows, _ssim_gain(name)), _pooled(rows, _text_gain(name))
         print(f"{name:16s} SSIM-shot {ssim_gain:+.4f}  tF1-copy {tf_gain:+.4f}")
 
 
@@ -302,21 +311,18 @@ def main():
 
         n = sum(f["n"] for f in rows.values())
         after = _after_memory(rows)
-        mem = [(f["n"], f["backends"]["sim+memory"], f["backends"]["copy"]) for f in rows.values()]
         record(
             "inapp",
             "sim+memory: SSIM gain over the screenshot kept, pooled over "
             + ", ".join(rows)
             + (f" (at most {args.limit} per group)" if args.limit else ""),
-            round(sum(k * m["gain_over_copy"] for k, m, _ in mem) / n, 4),
+            round(_pooled(rows, _ssim_gain("sim+memory")), 4),
             0.0,
             "the screenshot kept",
             f"{args.corpus or 'bundled'} id-test split, {n} transitions",
             unit="SSIM gain",
             partial=args.limit and f"--limit {args.limit}",
-            text_f1_gain_over_copy=round(
-                sum(k * ((m["text_f1"] or 0) - c["text_f1"]) for k, m, c in mem) / n, 4
-            ),
+            text_f1_gain_over_copy=round(_pooled(rows, _text_gain("sim+memory")), 4),
             per_group={g: round(f["backends"]["sim+memory"]["gain_over_copy"], 4) for g, f in rows.items()},
             not_met="; ".join(_per_group_missed(rows) + after.pop("missed", [])) or None,
             **after,
@@ -328,20 +334,9 @@ def _after_memory(rows) -> dict:
     F1 pooled, >= +0.05 where memory knew nothing), when this run measured it."""
     if "sim+memory+checkpoint" not in next(iter(rows.values()))["backends"]:
         return {}
-    n = sum(f["n"] for f in rows.values())
 
     def pooled(key):
-        return (
-            sum(
-                f["n"]
-                * (
-                    (f["backends"]["sim+memory+checkpoint"][key] or 0)
-                    - (f["backends"]["sim+memory"][key] or 0)
-                )
-                for f in rows.values()
-            )
-            / n
-        )
+        return _pooled(rows, lambda b: (b["sim+memory+checkpoint"][key] or 0) - (b["sim+memory"][key] or 0))
 
     unk = [f["memory_knew_nothing"] for f in rows.values() if f.get("memory_knew_nothing")]
     m = sum(u["n"] for u in unk)
@@ -367,10 +362,9 @@ def _per_group_missed(rows) -> list[str]:
     >= +0.10 text F1 over the copy backend) that this run missed."""
     out = []
     for g, f in rows.items():
-        m, c = f["backends"]["sim+memory"], f["backends"]["copy"]
-        tf = (m["text_f1"] or 0) - (c["text_f1"] or 0)
-        if m["gain_over_copy"] < 0.10:
-            out.append(f"{g} SSIM {m['gain_over_copy']:+.3f} (+0.10 asked)")
+        sg, tf = _ssim_gain("sim+memory")(f["backends"]), _text_gain("sim+memory")(f["backends"])
+        if sg < 0.10:
+            out.append(f"{g} SSIM {sg:+.3f} (+0.10 asked)")
         if tf < 0.10:
             out.append(f"{g} text F1 {tf:+.3f} (+0.10 asked)")
     return out

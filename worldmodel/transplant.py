@@ -94,7 +94,7 @@ def reaction(edit: str, html: str) -> str:
 
 def _home(n: int, src: list[Tag], dst_sigs: list[tuple], anchors: dict[int, int]) -> int | None:
     """Where element n of the recorded screen lives on this one (`dst_sigs`: its elements' _sig)."""
-    if 0 <= anchors.get(n, -1) < len(dst_sigs):  # one past this screen's elements was made for another
+    if 0 <= anchors.get(n, -1) < len(dst_sigs):  # an anchor past its elements was made for other HTML
         return anchors[n]
     if not 0 <= n < len(src):
         return None
