@@ -54,13 +54,13 @@ def test_a_corpus_is_written_in_small_record_batches(tmp_path):
     import pyarrow as pa
     from datasets import Dataset, DatasetDict
 
-    from corpus.store import ROW_GROUP_SIZE, save_dataset_folder
+    from corpus.store import CHUNK_BYTES, save_dataset_folder
 
     ds = Dataset.from_dict({"screen": [os.urandom(1_000_000) for _ in range(40)]})
     save_dataset_folder(DatasetDict({"train": ds}), "# card\n", tmp_path / "c")
     (arrow,) = (tmp_path / "c" / "train").glob("*.arrow")
     with pa.memory_map(str(arrow)) as f:
         sizes = [b.nbytes for b in pa.ipc.open_stream(f)]
-    limit = int(ROW_GROUP_SIZE.removesuffix("MB")) * 2**20
+    limit = CHUNK_BYTES
     assert sum(sizes) > 39_000_000 and len(sizes) >= 3, sizes
     assert max(sizes) <= limit + 1_000_100, sizes
