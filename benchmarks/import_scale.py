@@ -8,7 +8,10 @@ as one TFRecord shard. Each import runs as `wm corpus import-android` in its own
 sampled every 0.2 s for the resident memory of the Python processes (the pipeline's own) and of
 the whole tree (Chromium included).
 
-1. Speed: the same shard with `--num-proc 1` and `--num-proc N`; screens/s of each and the ratio.
+1. Speed: the same shard with `--num-proc 1` and `--num-proc N`, alternated `--repeats` times
+   (this machine's speed drifts by 10% and more from minute to minute); screens/s of each, the
+   ratio of each pair and of all runs of each pooled. Beside it, the machine's own speed-up on N processes
+   of a plain CPU-bound Python loop, measured in the same run: the most any pipeline gets.
 2. Memory: 1x (the shard) and Kx (a folder of K copies of it, AndroidControl's layout of many
    shards) with `--num-proc 1`; the peak of each and the ratio. Rows are streamed to disk, so
    the peak should not grow with the input.
@@ -112,6 +115,41 @@ def run_import(src: Path, out: Path, procs: int) -> dict:
     }
 
 
+def _spin(n: int = 20_000_000) -> None:
+    s = 0
+    for i in range(n):
+        s += i * i % 7
+
+
+def machine_speedup(procs: int, repeats: int = 7) -> float:
+    """The median speed-up of `procs` processes running a CPU-bound Python loop at once against
+    one running it alone (procs x one's time / the group's time)."""
+    import multiprocessing as mp
+    import statistics
+
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        _spin()
+        one = time.perf_counter() - t0
+        ps = [mp.get_context("fork").Process(target=_spin) for _ in range(procs)]
+        t0 = time.perf_counter()
+        for p in ps:
+            p.start()
+        for p in ps:
+            p.join()
+        out.append(procs * one / (time.perf_counter() - t0))
+    return statistics.median(out)
+
+
+def _pooled(runs: list[dict]) -> dict:
+    """Runs of the same import as one: screens and seconds summed (screens/s over all of them),
+    peaks the highest."""
+    out = {k: sum(r[k] for r in runs) for k in ("kept", "of", "screens", "secs", "cpu_s")}
+    out["cores_busy"] = out["cpu_s"] / out["secs"]
+    return out | {k: max(r[k] for r in runs) for k in ("py_mb", "all_mb", "anon_mb")}
+
+
 def line(label: str, r: dict) -> str:
     return (
         f"{label:<28} kept {r['kept']:>4}/{r['of']:<4} {r['screens']:>5} screens {r['secs']:7.1f} s "
@@ -126,6 +164,7 @@ def main() -> None:
     ap.add_argument("--procs", type=int, default=2)
     ap.add_argument("--copies", type=int, default=4)
     ap.add_argument("--only", choices=("speed", "memory"), default=None)
+    ap.add_argument("--repeats", type=int, default=3, help="speed runs of each, alternated")
     args = ap.parse_args()
     src = data_folder(args.data) / "dev.tfrecord.gz"
     work = Path(tempfile.mkdtemp(prefix="import-scale-"))
@@ -134,14 +173,20 @@ def main() -> None:
         one = work / "one.tfrecord"
         first_episodes(src, args.episodes, one)
         if args.only != "memory":
-            a = run_import(one, work / "c1", 1)
-            b = run_import(one, work / f"c{args.procs}", args.procs)
-            print(line("1 process", a))
-            print(line(f"{args.procs} processes", b))
+            machine = machine_speedup(args.procs)
+            ones, manys = [], []
+            for k in range(args.repeats):
+                ones.append(run_import(one, work / f"c1-{k}", 1))
+                manys.append(run_import(one, work / f"c{args.procs}-{k}", args.procs))
+                print(line(f"1 process, run {k + 1}", ones[-1]))
+                print(line(f"{args.procs} processes, run {k + 1}", manys[-1]))
+                print(f"  ratio of this pair: {ones[-1]['secs'] / manys[-1]['secs']:.2f}")
+            a, b = _pooled(ones), _pooled(manys)
             print(
-                f"speed ratio {args.procs}/1: {(b['screens'] / b['secs']) / (a['screens'] / a['secs']):.2f}"
+                f"speed ratio {args.procs}/1 (screens/s over all runs of each): {(b['screens'] / b['secs']) / (a['screens'] / a['secs']):.2f}"
                 f" (bounded by {os.cpu_count()} cores / {a['cores_busy']:.2f} cores one process already keeps busy"
-                f" = {os.cpu_count() / a['cores_busy']:.2f})"
+                f" = {os.cpu_count() / a['cores_busy']:.2f}; this machine's own speed-up on {args.procs} processes"
+                f" of a CPU-bound Python loop, measured now: {machine:.2f})"
             )
         if args.only != "speed":
             many = work / "many"
@@ -180,12 +225,15 @@ def main() -> None:
             round(b["screens"] / b["secs"], 2),
             round(a["screens"] / a["secs"], 2),
             "1 process",
-            f"shared phone dev set{f', first {args.episodes} episodes' if args.episodes else ''}, {a['screens']} screens",
+            f"shared phone dev set{f', first {args.episodes} episodes' if args.episodes else ''}, "
+            f"{ones[0]['screens']} screens, {args.repeats} runs of each alternated",
             unit="screens/s",
             partial=args.episodes and f"--episodes {args.episodes}",
             ratio=ratio,
             not_met=", ".join(missed) or None,
             cores_busy_one_process=round(a["cores_busy"], 2),
+            pair_ratios=[round(x["secs"] / y["secs"], 2) for x, y in zip(ones, manys)],
+            machine_speedup_python_loop=round(machine, 2),
             **memory,
         )
 

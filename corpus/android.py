@@ -170,69 +170,74 @@ def import_android(
     whose lists do not line up, a screen that cannot be translated) is reported there, naming its
     episode and step, and left out; without it, the first one raises ValueError. With `drafts`,
     each screen's Draft is kept there under id(screen), for the revision."""
+    for k, ep in enumerate(read_episodes(path)):
+        if episodes is None or k in episodes:
+            yield from episode_transitions(ep, scale, skipped, drafts)
+
+
+def episode_transitions(
+    ep: dict, scale: float = 1.0, skipped: list[str] | None = None, drafts: dict | None = None
+) -> Iterator[Transition]:
+    """The transitions of one raw AndroidControl episode (a record `read_episodes` gives), as
+    `import_android` makes them."""
 
     def bad(msg: str) -> None:
         if skipped is None:
             raise ValueError(msg)
         skipped.append(msg)
 
-    for k, ep in enumerate(read_episodes(path)):
-        if episodes is not None and k not in episodes:
+    shots = _as_list(ep["screenshots"])
+    trees = _as_list(ep["accessibility_trees"])
+    widths, heights = _as_list(ep["screenshot_widths"]), _as_list(ep["screenshot_heights"])
+    actions = _texts(ep["actions"])
+    goal = _texts(ep["goal"])[0]
+    steps = _texts(ep.get("step_instructions", []))
+    eid = str(_as_list(ep["episode_id"])[0])
+    if not (len(shots) == len(trees) == len(widths) == len(heights) == len(actions) + 1):
+        bad(
+            f"episode {eid}: {len(shots)} screenshots, {len(trees)} trees and {len(actions)} actions "
+            "do not line up (expected one more screen than actions)"
+        )
+        return
+    packages = [forest_package(t) for t in trees]
+    opened = [d.get("app_name") for d in map(_json_or_empty, actions) if d.get("action_type") == "open_app"]
+    app = next((p for p in packages if p), "") or next((a for a in opened if a), "") or "android"
+    screens: list[Screen | None] = []
+    notes: list[list[str]] = []  # what the translation had to assume (e.g. rescaled bounds)
+    for i in range(len(shots)):
+        try:
+            d = translate(trees[i], shots[i], scale, (int(widths[i]), int(heights[i])))
+            s = Screen(shots[i], html=d.html(), device_scale_factor=scale, app=app)
+            notes.append(d.notes)
+        except Exception as e:  # noqa: BLE001 - a screen that cannot be read is reported, the rest kept
+            bad(f"episode {eid} screen {i}: could not translate: {type(e).__name__}: {str(e)[:200]}")
+            screens.append(None)
+            notes.append([])
             continue
-        shots = _as_list(ep["screenshots"])
-        trees = _as_list(ep["accessibility_trees"])
-        widths, heights = _as_list(ep["screenshot_widths"]), _as_list(ep["screenshot_heights"])
-        actions = _texts(ep["actions"])
-        goal = _texts(ep["goal"])[0]
-        steps = _texts(ep.get("step_instructions", []))
-        eid = str(_as_list(ep["episode_id"])[0])
-        if not (len(shots) == len(trees) == len(widths) == len(heights) == len(actions) + 1):
-            bad(
-                f"episode {eid}: {len(shots)} screenshots, {len(trees)} trees and {len(actions)} actions "
-                "do not line up (expected one more screen than actions)"
-            )
+        if drafts is not None:
+            drafts[id(s)] = d
+        screens.append(s)
+    for i, a in enumerate(actions):
+        if screens[i] is None or screens[i + 1] is None:
             continue
-        packages = [forest_package(t) for t in trees]
-        opened = [
-            d.get("app_name") for d in map(_json_or_empty, actions) if d.get("action_type") == "open_app"
-        ]
-        app = next((p for p in packages if p), "") or next((a for a in opened if a), "") or "android"
-        screens: list[Screen | None] = []
-        notes: list[list[str]] = []  # what the translation had to assume (e.g. rescaled bounds)
-        for i in range(len(shots)):
-            try:
-                d = translate(trees[i], shots[i], scale, (int(widths[i]), int(heights[i])))
-                s = Screen(shots[i], html=d.html(), device_scale_factor=scale, app=app)
-                notes.append(d.notes)
-            except Exception as e:  # noqa: BLE001 - a screen that cannot be read is reported, the rest kept
-                bad(f"episode {eid} screen {i}: could not translate: {type(e).__name__}: {str(e)[:200]}")
-                screens.append(None)
-                notes.append([])
-                continue
-            if drafts is not None:
-                drafts[id(s)] = d
-            screens.append(s)
-        for i, a in enumerate(actions):
-            if screens[i] is None or screens[i + 1] is None:
-                continue
-            try:
-                d = json.loads(a)
-                if not isinstance(d, dict):
-                    raise ValueError(f"action is not a JSON object: {a[:80]!r}")
-                # action points are in the recorded screen's pixels, like the tree's bounds
-                sx = screens[i].size[0] / max(1, int(widths[i]))
-                sy = screens[i].size[1] / max(1, int(heights[i]))
-                action = convert_action(d, int(widths[i]), int(heights[i]))
-                if action.x is not None and (abs(sx - 1) > 0.01 or abs(sy - 1) > 0.01):
-                    action = Action.from_dict(action.to_dict() | {"x": action.x * sx, "y": action.y * sy})
-                action.check_within(screens[i].size)
-            except (ValueError, KeyError, TypeError) as e:
-                bad(f"episode {eid} step {i}: {type(e).__name__ if isinstance(e, KeyError) else ''}{e}")
-                continue
-            meta = {"source": "android", "step_instruction": steps[i] if i < len(steps) else ""}
-            if notes[i] or notes[i + 1]:
-                meta["translation_notes"] = sorted(set(notes[i] + notes[i + 1]))
-            yield Transition(screens[i], action, screens[i + 1], goal, app, eid, i, meta)
+        try:
+            d = json.loads(a)
+            if not isinstance(d, dict):
+                raise ValueError(f"action is not a JSON object: {a[:80]!r}")
+            # action points are in the recorded screen's pixels, like the tree's bounds
+            sx = screens[i].size[0] / max(1, int(widths[i]))
+            sy = screens[i].size[1] / max(1, int(heights[i]))
+            action = convert_action(d, int(widths[i]), int(heights[i]))
+            if action.x is not None and (abs(sx - 1) > 0.01 or abs(sy - 1) > 0.01):
+                action = Action.from_dict(action.to_dict() | {"x": action.x * sx, "y": action.y * sy})
+            action.check_within(screens[i].size)
+        except (ValueError, KeyError, TypeError) as e:
+            bad(f"episode {eid} step {i}: {type(e).__name__ if isinstance(e, KeyError) else ''}{e}")
+            continue
+        meta = {"source": "android", "step_instruction": steps[i] if i < len(steps) else ""}
+        if notes[i] or notes[i + 1]:
+            meta["translation_notes"] = sorted(set(notes[i] + notes[i + 1]))
+        yield Transition(screens[i], action, screens[i + 1], goal, app, eid, i, meta)
 
 
 def write_episode(

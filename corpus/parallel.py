@@ -1,13 +1,16 @@
 """Corpus pipelines on every core and across machines, with rows streamed to disk as they are made.
 
 A pipeline's work is a list of independent *units* (an AndroidControl episode, a stretch of a
-DroidBot run), each turned into corpus rows by a generator that starts its own Chromium. The
-datasets library runs it (`Dataset.from_generator`): with `num_proc` it hands each process a
-contiguous block of the units and concatenates their Arrow files in unit order, so the corpus is
-the same, row for row, for any number of processes; rows go to disk in small batches, so the
-screenshots are never all in memory. What a unit reports (kept, dropped and why, screens, time)
-and the assets its rows name are written to a work folder beside the rows, for the parent to sum
-and carry into the corpus.
+DroidBot run), turned into corpus rows by a generator that starts its own Chromium and takes the
+units one at a time. The datasets library runs it (`Dataset.from_generator`), once in each of
+`num_proc` processes. The processes share the units as they go: each walks the list in order and
+takes the units no process has claimed yet (an exclusive file a unit), so one that meets slow
+units takes fewer, and all end together; a fixed share each, cut by screens, left one process
+4-8 s behind the other on the shared phone dev set. Each process notes which units its rows came
+from, and the rows are put back in unit order, so the corpus is the same, row for row, for any
+number of processes. Rows go to disk in small batches, so the screenshots are never all in
+memory. What a unit reports (kept, dropped and why, screens, time) and the assets its rows name
+are written to a work folder beside the rows, for the parent to sum and carry into the corpus.
 
 Across machines, `--shard I/N` runs the I-th of N contiguous blocks of the same unit list and
 saves a *piece* (its rows and a `piece.json` saying which one); `wm corpus merge` joins all N
@@ -18,6 +21,7 @@ unsharded one.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -74,25 +78,53 @@ def contiguous_blocks(units: list, n: int, weights: list[float]) -> list[list]:
     return [units[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
-def _blocks_rows(units: list, make_rows: Callable[..., Iterator[dict]], work: str, **kw) -> Iterator[dict]:
-    """The rows of each block of units this process was handed, in order."""
-    for block in units:
-        yield from make_rows(units=block, work=work, **kw)
+class Claims:
+    """`units` in order, less those another process claimed first (one exclusive file a unit in
+    `folder`); `current` is the index of the unit last handed out."""
+
+    def __init__(self, units, folder: Path):
+        self.units, self.folder, self.current = units, Path(folder), -1
+
+    def __iter__(self) -> Iterator:
+        for i, unit in enumerate(self.units):
+            try:
+                os.close(os.open(self.folder / str(i), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                continue
+            self.current = i
+            yield unit
 
 
-def stream_rows(
-    make_rows: Callable[..., Iterator[dict]],
-    units: list,
-    num_proc: int,
-    work: Path,
-    weights: list[float] | None = None,
-    **kw,
-):
-    """A Dataset of every row `make_rows(units=BLOCK, work=WORK, **kw)` yields over `units`,
-    run by `num_proc` processes on contiguous blocks (rows in unit order whatever `num_proc`);
-    None when no unit yielded a row. With `weights` (a unit's screens, say) the blocks carry
-    near-equal weight, else near-equal counts. `kw` values must not be lists (datasets would
-    split them across processes too)."""
+def _claimed_rows(jobs: list[int], units: tuple, make_rows, work: str, claims: str, **kw):
+    """One process's rows: `make_rows` over the units it claims (in folder `claims`). It must
+    yield a unit's rows before it takes the next, so each row is counted to its unit; the counts
+    go to `order-JOB.json` there."""
+    for job in jobs:
+        mine, counts = Claims(units, Path(claims)), []
+        for row in make_rows(units=mine, work=work, **kw):
+            if not counts or counts[-1][0] != mine.current:
+                counts.append([mine.current, 0])
+            counts[-1][1] += 1
+            yield row
+        (Path(claims) / f"order-{job}.json").write_text(json.dumps(counts))
+
+
+def unit_order(claims: Path, jobs: int) -> list[int]:
+    """The rows' positions in unit order: datasets joins the processes' rows job after job, and
+    each job's rows come unit after unit (its `order-JOB.json` in the folder `claims`)."""
+    spans, start = [], 0
+    for job in range(jobs):
+        for unit, n in json.loads((claims / f"order-{job}.json").read_text()):
+            spans.append((unit, start, n))
+            start += n
+    return [i for _, a, n in sorted(spans) for i in range(a, a + n)]
+
+
+def stream_rows(make_rows: Callable[..., Iterator[dict]], units: list, num_proc: int, work: Path, **kw):
+    """A Dataset of every row `make_rows(units=UNITS, work=WORK, **kw)` yields over `units`, run
+    by `num_proc` processes that share the units as they go (`Claims`), in unit order whatever
+    `num_proc`; None when no unit yielded a row. `make_rows` takes a unit, yields its rows, then
+    takes the next. `kw` values must not be lists (datasets would split them across processes)."""
     from datasets import Dataset
     from datasets.utils.logging import disable_progress_bar
 
@@ -104,15 +136,22 @@ def stream_rows(
         return None
     disable_progress_bar()
     procs = min(num_proc, len(units))
-    # datasets cuts a list-valued kwarg into shards, one generator call each, and hands each
-    # process a contiguous share of them: the units go as `procs` blocks, so each process makes
-    # its rows in one call (one browser). Handed the units themselves, one process called
-    # make_rows once per unit and started a browser per episode: 2.7x slower than two processes.
-    blocks = contiguous_blocks(list(units), procs, weights or [1.0] * len(units))
-    gen_kwargs = {"units": blocks, "work": str(work), "make_rows": make_rows, **kw}
+    work.mkdir(parents=True, exist_ok=True)
+    claims = Path(tempfile.mkdtemp(prefix="claims-", dir=work))  # this call's own
+    # datasets hands each process its share of a list-valued kwarg, one generator call each: the
+    # job numbers, so each process makes its rows in one call (one browser). Handed the units, one
+    # process called make_rows once per unit and started a browser per episode (2.7x slower).
+    gen_kwargs = {
+        "jobs": list(range(procs)),
+        "units": tuple(units),
+        "work": str(work),
+        "claims": str(claims),
+        "make_rows": make_rows,
+        **kw,
+    }
     try:
-        return Dataset.from_generator(
-            _blocks_rows,
+        ds = Dataset.from_generator(
+            _claimed_rows,
             features=features(),
             gen_kwargs=gen_kwargs,
             num_proc=procs if procs > 1 else None,
@@ -123,6 +162,10 @@ def stream_rows(
         if "corresponds to no data" in str(e):  # datasets' word for a generator that yielded nothing
             return None
         raise
+    order = unit_order(claims, procs)
+    if len(order) != len(ds):
+        raise RuntimeError(f"{len(ds)} rows streamed but {len(order)} counted to their units")
+    return ds if order == list(range(len(ds))) else ds.select(order)
 
 
 def work_folder(out: Path) -> Path:

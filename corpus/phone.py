@@ -525,26 +525,28 @@ def droidbot_units(folder: Path) -> list[tuple[str, int, int]]:
 
 
 def _android_rows(units, work, scale, floor, max_off, rounds, licence) -> Iterator[dict]:
-    """Corpus rows of AndroidControl episodes (units: (file, position)), one episode at a time."""
-    from itertools import groupby
-
+    """Corpus rows of AndroidControl episodes (units: (file, position), in file order), one
+    episode at a time; a file is read forward once, past the episodes other processes took."""
     from render import Renderer
 
-    from .android import import_android
+    from .android import episode_transitions, read_episodes
 
     work = Path(work)
+    reading, records = None, iter(())
     with Renderer(pool_size=2, cache_size=0) as r:
-        for file, block in groupby(units, key=lambda u: u[0]):
+        for file, k in units:
+            if reading is None or reading[0] != file or reading[1] >= k:
+                reading, records = (file, -1), enumerate(read_episodes(file))
+            ep = next(ep for i, ep in records if i == k)
+            reading = (file, k)
             skipped: list[str] = []
             drafts: dict = {}
-            trs = import_android(file, scale, skipped, drafts, episodes={k for _, k in block})
-            for eid, episode in groupby(trs, key=lambda t: t.episode_id):
-                key = f"{Path(file).name}-{eid}"
-                yield from _unit_rows(
-                    list(episode), drafts, skipped, key, work, r, (floor, max_off, rounds, licence)
-                )
-            if skipped:  # episodes with nothing left to revise still report what was wrong
-                report_unit(work, f"{Path(file).name}-skipped", _unit_report(ImportReport(skipped=skipped)))
+            trs = list(episode_transitions(ep, scale, skipped, drafts))
+            key = f"{Path(file).name}-{k:08d}"
+            if trs:
+                yield from _unit_rows(trs, drafts, skipped, key, work, r, (floor, max_off, rounds, licence))
+            elif skipped:  # an episode with nothing left to revise still reports what was wrong
+                report_unit(work, key, _unit_report(ImportReport(skipped=skipped)))
 
 
 def _droidbot_rows(units, work, app, floor, max_off, rounds, licence) -> Iterator[dict]:
@@ -602,8 +604,9 @@ def _unit_report(rep: ImportReport) -> dict:
 
 def _stream_import(make_rows, units, out, num_proc, shard, id_test_share, opts, sizes) -> ImportReport:
     """Run `make_rows` over `units` (this shard's block) on `num_proc` processes and save the
-    rows at `out`: a corpus, or with `shard` a piece. Blocks, across machines and processes,
-    carry near-equal `sizes` (screens or events). Returns the summed report."""
+    rows at `out`: a corpus, or with `shard` a piece. The machines' blocks carry near-equal
+    `sizes` (screens or events); the processes share their machine's units as they go. Returns
+    the summed report."""
     from render.assets import STORE
 
     from .parallel import read_reports, remove_work, save_piece, stream_rows, work_folder
@@ -612,14 +615,10 @@ def _stream_import(make_rows, units, out, num_proc, shard, id_test_share, opts, 
     t0 = time.perf_counter()
     out = Path(out)
     if shard is not None:
-        keep = set(shard.take(list(range(len(units))), sizes))
-        units, sizes = (
-            [u for i, u in enumerate(units) if i in keep],
-            [w for i, w in enumerate(sizes) if i in keep],
-        )
+        units = shard.take(units, sizes)
     work = work_folder(out)
     try:
-        ds = stream_rows(make_rows, units, num_proc, work, weights=sizes, **opts)
+        ds = stream_rows(make_rows, units, num_proc, work, **opts)
         tot = read_reports(work)
         STORE.add_folder(work / "assets")
         if ds is not None and len(ds):

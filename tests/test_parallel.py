@@ -218,25 +218,46 @@ def test_blocks_of_units_carry_equal_work_not_equal_counts():
         contiguous_blocks([1, 2], 2, [1, 1, 1])
 
 
-def _note_call(units, work):
-    """A make_rows that only notes the units of each call (and yields no row)."""
+def _note_call(units, work, hold):
+    """A make_rows that notes the units of each call (and yields no row); with `hold`, the
+    process that takes unit 0 holds it until every unit is claimed, as a slow episode would."""
+    import time
     from pathlib import Path
 
+    def claimed() -> int:
+        return sum(1 for f in Path(work).glob("claims-*/*") if f.name.isdigit())
+
+    took = []
+    for u in units:
+        took.append(u)
+        deadline = time.monotonic() + 60
+        while hold and u[1] == 0 and claimed() < 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
     with open(Path(work) / "calls.jsonl", "a") as f:
-        f.write(json.dumps(units) + "\n")
+        f.write(json.dumps(took) + "\n")
     yield from ()
 
 
 @pytest.mark.parametrize("procs", [1, 2])
-def test_each_process_makes_its_rows_in_one_call(tmp_path, procs):
+def test_processes_share_the_units_as_they_go_each_in_one_call(tmp_path, procs):
     """A call starts a browser: one per process, not one per unit (datasets cuts a list argument
-    into shards, a call each; one process once started a browser per episode)."""
+    into shards, a call each; one process once started a browser per episode). The processes
+    claim units as they go: while one is held on a slow unit, the other takes the rest."""
     from corpus.parallel import stream_rows
 
     units = [["f", k] for k in range(6)]
-    assert stream_rows(_note_call, units, procs, tmp_path, weights=[1, 1, 1, 1, 1, 5]) is None
+    assert stream_rows(_note_call, units, procs, tmp_path, hold=procs > 1) is None
     calls = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
-    assert sorted(calls) == ([units] if procs == 1 else [units[:5], units[5:]]), calls
+    assert sorted(calls) == ([units] if procs == 1 else [units[:1], units[1:]]), calls
+
+
+def test_rows_go_back_in_unit_order(tmp_path):
+    """Two processes' rows, joined job after job, put back in the order of their units."""
+    from corpus.parallel import unit_order
+
+    (tmp_path / "order-0.json").write_text(json.dumps([[0, 2], [3, 1]]))  # rows 0-1, 2
+    (tmp_path / "order-1.json").write_text(json.dumps([[1, 1], [2, 2], [4, 1]]))  # rows 3, 4-5, 6
+    assert unit_order(tmp_path, 2) == [0, 1, 3, 4, 5, 2, 6]
 
 
 def test_reading_episodes_leaves_torch_unimported(shards):
