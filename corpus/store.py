@@ -251,14 +251,17 @@ DATA_FILE = "data-00000-of-00001.arrow"
 def fresh_chunks(ds, chunk_bytes: int = CHUNK_BYTES):
     """`ds` as consecutive pyarrow tables of about `chunk_bytes` each, every one read on a memory
     map of its own (a pickled on-disk Dataset keeps only its files' paths and re-opens them), so
-    the pages a chunk touched leave the process with the chunk."""
+    the pages a chunk touched leave the process with the chunk. An in-memory `ds` is sliced."""
     import pickle
 
     n = len(ds)
     per_row = max(1, ds.data.nbytes // max(1, ds.data.num_rows))
     rows = max(1, chunk_bytes // per_row)
+    on_disk = bool(ds.cache_files)  # an in-memory table pickles whole, slice or not: just slice it
     for a in range(0, n, rows):
-        part = pickle.loads(pickle.dumps(ds.select(range(a, min(n, a + rows)))))
+        part = ds.select(range(a, min(n, a + rows)))
+        if on_disk:
+            part = pickle.loads(pickle.dumps(part))
         table = part.with_format("arrow")[:]
         del part
         yield table
