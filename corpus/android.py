@@ -160,19 +160,16 @@ def import_android(
     scale: float = 1.0,
     skipped: list[str] | None = None,
     drafts: dict | None = None,
-    episodes: set[int] | None = None,
 ) -> Iterator[Transition]:
     """Transitions from AndroidControl episodes, screens translated from their accessibility trees
     and screenshots (corpus/translate/). Each transition's app is its episode's package.
-    `episodes`: only the records at these positions in the file (0-based; a pipeline's share).
 
     With `skipped`, a bad record (an action that does not parse or lies off its screen, an episode
     whose lists do not line up, a screen that cannot be translated) is reported there, naming its
     episode and step, and left out; without it, the first one raises ValueError. With `drafts`,
     each screen's Draft is kept there under id(screen), for the revision."""
-    for k, ep in enumerate(read_episodes(path)):
-        if episodes is None or k in episodes:
-            yield from episode_transitions(ep, scale, skipped, drafts)
+    for ep in read_episodes(path):
+        yield from episode_transitions(ep, scale, skipped, drafts)
 
 
 def episode_transitions(

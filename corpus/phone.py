@@ -532,13 +532,13 @@ def _android_rows(units, work, scale, floor, max_off, rounds, licence) -> Iterat
     from .android import episode_transitions, read_episodes
 
     work = Path(work)
-    reading, records = None, iter(())
+    at, records = (None, -1), iter(())  # the file being read and the position last taken
     with Renderer(pool_size=2, cache_size=0) as r:
         for file, k in units:
-            if reading is None or reading[0] != file or reading[1] >= k:
-                reading, records = (file, -1), enumerate(read_episodes(file))
+            if at[0] != file or at[1] >= k:
+                records = enumerate(read_episodes(file))
             ep = next(ep for i, ep in records if i == k)
-            reading = (file, k)
+            at = (file, k)
             skipped: list[str] = []
             drafts: dict = {}
             trs = list(episode_transitions(ep, scale, skipped, drafts))
