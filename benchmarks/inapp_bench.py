@@ -146,14 +146,14 @@ def _print_unknown(g, ms, sub, renderer) -> dict:
     (no exact, destination or near answer): where the learned stage is the only one writing.
     Returns {n, ssim, text_f1}: their count and the checkpoint's gains there (0 when none)."""
     knew = ("memory: exact", "memory: destination", "memory: near")
-    notes = [
-        p.note
-        for p in ms["sim+memory"].predict_many([Query(t.screen, t.action, t.goal) for t in sub], "edit")
-    ]
+    queries = [Query(t.screen, t.action, t.goal) for t in sub]
+    notes = [p.note for p in ms["sim+memory"].predict_many(queries, "edit")]
     unknown = [t for t, n in zip(sub, notes) if not any(k in n for k in knew)]
+    choices = _choices(ms["sim+memory+checkpoint"].predict_many(queries, "edit"), notes)
+    print(f"  [{g}] the checkpoint after memory: " + ", ".join(f"{k} {v}" for k, v in choices.items()))
     if not unknown:
         print(f"  [{g}] memory knew something on every transition")
-        return {"n": 0, "ssim": 0.0, "text_f1": 0.0}
+        return {"n": 0, "ssim": 0.0, "text_f1": 0.0, "choices": choices}
     pair = {n: ms[n] for n in ("sim+memory", "sim+memory+checkpoint")}
     figs = evaluate(pair, unknown, renderer, None, lpips=None, modes="edit")["backends"]
     a, b = figs["sim+memory"], figs["sim+memory+checkpoint"]
@@ -161,7 +161,36 @@ def _print_unknown(g, ms, sub, renderer) -> dict:
         f"  [{g}] where memory knew nothing ({len(unknown)} of {len(sub)}): sim+memory SSIM {a['ssim']:.4f} "
         f"text F1 {a['text_f1']:.4f}; +checkpoint {b['ssim'] - a['ssim']:+.4f} / {b['text_f1'] - a['text_f1']:+.4f}"
     )
-    return {"n": len(unknown), "ssim": b["ssim"] - a["ssim"], "text_f1": b["text_f1"] - a["text_f1"]}
+    return {
+        "n": len(unknown),
+        "ssim": b["ssim"] - a["ssim"],
+        "text_f1": b["text_f1"] - a["text_f1"],
+        "choices": choices,
+    }
+
+
+# What the checkpoint after memory did, read off its predictions' notes (worldmodel/backends/hf.py)
+CHOICES = {
+    "memory sure (passed by)": ("exact:", "destination:"),
+    "below the gate: memory's answer stands": ("memory's answer stands",),
+    "below the gate: the sim's screen kept": ("the screen is kept",),
+    "followed memory": ("followed the hint",),
+    "overruled memory: no change": ("no change: the hint left out",),
+    "overruled memory: own edit": ("its own edit, not the hint",),
+    "memory knew nothing: own edit": ("its own edit, no hint",),
+    "memory knew nothing: no change": ("no change, no hint",),
+}
+
+
+def _choices(preds, memory_notes) -> dict:
+    """Counts of CHOICES over a group's predictions, split by whether memory had a near answer."""
+    out: dict[str, int] = {}
+    for p, mn in zip(preds, memory_notes):
+        kind = next((k for k, keys in CHOICES.items() if any(x in p.note for x in keys)), "other")
+        if kind.startswith("below the gate"):
+            kind += " (memory near)" if "memory: near" in mn else " (memory knew nothing)"
+        out[kind] = out.get(kind, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def _pooled(rows, value) -> float:

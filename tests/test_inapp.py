@@ -129,6 +129,73 @@ def test_a_stage_after_memory_keeps_a_recorded_answer_and_writes_where_memory_kn
     assert "<li>one</li>" not in wrote.html.replace("\n", ""), wrote.note
 
 
+def test_memory_answers_an_episode_from_the_apps_other_episodes_when_told_to_leave_it_out(
+    recorded, shots, renderer
+):
+    from training.data import memory_hints
+
+    # a second visit to the list app: Add on another list
+    again = Transition(
+        shots(page(["two"])), ADD, shots(page(["two", "new"])), app="lists", episode_id="lists-1", step=0
+    )
+    mem = MemoryBackend([*recorded, again])
+    mem.use_renderer(renderer)
+    q = Query(shots(page(["one"])), ADD)
+    assert mem.complete_edits([q])[0].settled  # lists-0 recorded this very transition
+    mem.leave_out("lists-0")
+    near = mem.complete_edits([q])[0]
+    assert not near.settled and "near: lists-1 step 0" in near.note and "new</li>" in near.text
+    mem.leave_out("lists-1")
+    assert "exact" in mem.complete_edits([q])[0].note
+    mem.leave_out(None)
+    # training's hints: each episode from the others of its app; an app with one episode gets none
+    ts = [recorded[0], again, recorded[2]]
+    hints = memory_hints(ts, ts, renderer)
+    assert "new</li>" in hints[0] and "new</li>" in hints[1] and hints[2] == ""
+
+
+def test_a_checkpoint_hinted_by_memory_takes_the_memory_stage_and_leaves_memorys_answer_when_unsure(
+    recorded, shots, renderer, tmp_path_factory
+):
+    from corpus.store import iter_transitions
+    from worldmodel.backends.hf import TransformersBackend
+    from worldmodel.tiny import build_tiny
+
+    texts = [t.next_screen.html for t in iter_transitions(load_corpus()["train"].select(range(8)))]
+    ckpt = build_tiny(tmp_path_factory.mktemp("tiny"), texts, hidden=64, layers=1, vocab_size=800)
+    # a gate at 0 leaves out every edit of a random model: what stands is what it falls back on
+    learned = TransformersBackend(
+        ckpt,
+        device="cpu",
+        max_new_tokens=8,
+        hints=True,
+        hint_source="memory",
+        min_confidence=0.0,
+        focus=False,
+    )
+    with WorldModel([SimBackend(), MemoryBackend(recorded), learned], renderer) as wm:
+        assert [type(b).__name__ for b in wm.stages] == ["SimBackend", "TransformersBackend"]
+        assert wm.name.count("memory") == 1
+        exact, near, unknown = wm.predict_many(
+            [
+                Query(shots(page(["one"])), ADD),
+                Query(shots(page(["a", "b", "c"])), ADD),
+                Query(shots(page(["one"]), app="elsewhere"), ADD),
+            ],
+            "edit",
+        )
+        sim = WorldModel(SimBackend(), renderer).predict(
+            shots(page(["one"]), app="elsewhere"), ADD, mode="edit"
+        )
+    # a recording of this very transition passes the checkpoint by
+    assert exact.settled and "<li>one</li><li>new</li>" in exact.html.replace("\n", "")
+    # a near answer the model is unsure to overrule stands
+    assert not near.settled and "memory's answer stands" in near.note, near.note
+    assert "<li>c</li><li>new</li>" in near.html.replace("\n", "")
+    # where memory knows nothing and the model is unsure, the sim's screen is kept
+    assert "memory: " not in unknown.note and unknown.html == sim.html
+
+
 def test_held_out_episodes_keep_their_split_through_every_save(recorded, tmp_path):
     train, held = recorded[:1], hold_out([recorded[1]])
     save_corpus(train + held, tmp_path / "c", {"lists": "train", "other": "test"})

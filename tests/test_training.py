@@ -248,7 +248,16 @@ def test_hints_come_from_another_app_and_move_with_their_copies(renderer):
 def test_a_hinted_checkpoint_says_so_and_its_backend_shows_hints(tmp_path, renderer):
     from worldmodel.types import Query
 
-    cfg = _cfg(tmp_path, preset="small", target="edit", with_html=True, hints=True, sft_steps=1, grpo_steps=0)
+    cfg = _cfg(
+        tmp_path,
+        preset="small",
+        target="edit",
+        with_html=True,
+        hints=True,
+        hint_source="retrieval",
+        sft_steps=1,
+        grpo_steps=0,
+    )
     cfg.max_train_examples = 6
     final = train(cfg, echo=lambda s: None)
     card = CheckpointCard.read(final)
@@ -267,7 +276,7 @@ def test_a_hinted_checkpoint_says_so_and_its_backend_shows_hints(tmp_path, rende
     assert backend.hints and backend.html_chars == 300
     t = next(iter_transitions(load_corpus()["test"].select([0])))
     q = Query(t.screen, t.action, t.goal)
-    assert HINT_NOTE in backend._prompts([q], "edit", backend._hints([q]))[0][0]
+    assert HINT_NOTE in backend._prompts([q], "edit", [h.text for h in backend._hints([q])])[0][0]
     unhinted = TransformersBackend(final, device="cpu", hints=False)
     assert HINT_NOTE not in unhinted._prompts([q], "edit")[0][0]
     # a follow line stands for the hint the prompt showed; with none it is no change

@@ -360,7 +360,13 @@ def test_the_checkpoint_card_round_trips_and_old_cards_still_load(tmp_path, tiny
     from worldmodel import CardError, CheckpointCard
 
     card = CheckpointCard(
-        target="edit", html_chars=1500, hints=True, after="sim", min_confidence=-0.4, completion_budget=40
+        target="edit",
+        html_chars=1500,
+        hints=True,
+        hint_source="memory",
+        after="sim",
+        min_confidence=-0.4,
+        completion_budget=40,
     )
     card.write(tmp_path)
     assert CheckpointCard.read(tmp_path) == card and [p.name for p in tmp_path.iterdir()] == [
@@ -389,6 +395,7 @@ def test_the_checkpoint_card_round_trips_and_old_cards_still_load(tmp_path, tiny
         ({"target": "poem"}, "target 'poem'"),
         ({"version": 2, "html_chars": "lots"}, "html_chars 'lots'"),
         ({"version": 2, "gate": 1}, "unknown card field"),
+        ({"version": 2, "hints": True, "hint_source": "friends"}, "hint_source 'friends'"),
         ({"version": 99}, "newer"),
     ]:
         (old / "worldmodel.json").write_text(json.dumps(bad))

@@ -65,14 +65,17 @@ def choose_gate(confidences: Sequence[float | None], kept: Sequence[float], base
 
 
 def calibrate_gate(
-    checkpoint: str | Path, transitions: Sequence[Transition], renderer: Renderer
+    checkpoint: str | Path, transitions: Sequence[Transition], renderer: Renderer, hint_index=None
 ) -> tuple[float | None, dict]:
-    """(the gate for `checkpoint`, figures): see the module's docstring."""
+    """(the gate for `checkpoint`, figures): see the module's docstring. A hinted checkpoint
+    takes its hints from `hint_index` where given (a backend), else from its card's corpus."""
     ts = [t for t in transitions if t.screen.html and t.next_screen.html]
     queries = [Query(t.screen, t.action, t.goal) for t in ts]
     with WorldModel.load(
         f"hf:{checkpoint}", renderer=renderer, max_new_tokens=CALIBRATION_TOKENS, min_confidence=-math.inf
     ) as wm:
+        if hint_index is not None:
+            wm.stages[-1].use_hint_index(hint_index)
         preds = wm.predict_many(queries, "edit")
         if len(wm.stages) > 1:  # what the stages before the model made of each screen
             before = WorldModel(wm.stages[:-1], renderer).predict_many(queries, "edit")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from dataclasses import asdict, dataclass, field, replace
 
+from worldmodel.card import HINT_SOURCES
 from worldmodel.prompt import MAX_HTML_CHARS
 
 
@@ -66,6 +67,15 @@ class TrainConfig:
     # bundled corpus' training split, recorded in the checkpoint's worldmodel.json).
     hints: bool = _opt(
         False, "edit targets: show the nearest recorded edit in each prompt", flag="--hints/--no-hints"
+    )
+    # Edit targets only, with hints: where they come from. "retrieval": the nearest transition of
+    # another app (leave-one-app-out, as on an app never seen); "memory": what same-app memory
+    # answers from the app's other episodes, so the checkpoint learns when memory's answer is
+    # right, and runs as `sim+memory+PATH` with memory's answer as its hint (worldmodel/card.py).
+    hint_source: str = _opt(
+        "retrieval",
+        "edit targets, with hints: retrieval (another app's) or memory (this app's)",
+        choices=("retrieval", "memory"),
     )
     # Edit targets only: "sim" trains the model on the app's reaction alone. Its current screen is
     # what the browser's own physics (the `sim` backend) made of the recorded one, and the
@@ -133,9 +143,11 @@ PRESETS: dict[str, TrainConfig] = {
     "tiny": TrainConfig(),
     # A bigger model built here, on edit targets: about 26-29 minutes on 2 CPU cores. Edits up to
     # 1600 characters take in the phone apps' page changes (400 left out 118 of their 160). Each
-    # prompt shows the nearest recorded edit of another app, and the model learns when to write
-    # `follow` (take it) instead of its own edit: from scratch it cannot copy a hint out, and its
-    # own page changes go by where a tap lands. It learns only the app's reaction after the sim
+    # prompt shows what same-app memory answers from the app's other episodes, and the model
+    # learns when to write `follow` (take it), when nothing (memory is wrong and the screen before
+    # it right), and what to write where memory knows nothing: from scratch it cannot copy a hint
+    # out, and its own page changes go by where a tap lands (#37: trained on what `sim+memory`
+    # gets wrong; with another app's hints it followed too rarely in-app). It learns only the app's reaction after the sim
     # (the browser's own physics), and its edits below the confidence gate chosen on the
     # validation split are left out: on apps nobody here wrote its own edits were a net loss,
     # the sim alone is not (benchmarks/RESULTS.md, eighth and ninth rounds). GRPO stays near the SFT model
@@ -151,6 +163,7 @@ PRESETS: dict[str, TrainConfig] = {
         typing_copies=4,
         shift_copies=2,
         hints=True,
+        hint_source="memory",
         after="sim",
         sft_steps=1400,
         grpo_steps=64,
@@ -217,6 +230,8 @@ def preset(name: str, **overrides) -> TrainConfig:
         raise ValueError(f"unknown training option(s): {', '.join(sorted(unknown))}")
     if overrides.get("target") not in (None, "document", "edit"):
         raise ValueError(f"target {overrides['target']!r} is not document or edit")
+    if overrides.get("hint_source") not in (None, *HINT_SOURCES):
+        raise ValueError(f"hint_source {overrides['hint_source']!r} is not one of {', '.join(HINT_SOURCES)}")
     if overrides.get("after") not in (None, "", "sim"):
         raise ValueError(f"after {overrides['after']!r} is not sim (or empty)")
     if overrides.get("vllm_mode") not in (None, "colocate", "server"):

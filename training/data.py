@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from datasets import Dataset
 
-from worldmodel.card import AFTER
+from worldmodel.card import AFTER, HINT_SOURCES
 from worldmodel.dataset import from_row
 from worldmodel.edit import ELEMENT_OPS, apply, diff, try_apply
 from worldmodel.focus import action_targets
@@ -33,6 +33,7 @@ def to_examples(
     shift_copies: int = 0,
     hints: bool = False,
     after: str = "",
+    hint_source: str = "retrieval",
 ) -> list[dict]:
     """One example per transition, in trl's conversational prompt-completion layout.
 
@@ -64,6 +65,10 @@ def to_examples(
     as their edit is. Where carrying the hint out comes nearer the real next screen than keeping
     the screen does (`follows`), the target is the one line FOLLOW instead of the edit: the model
     learns when the recorded change fits, and does not have to copy it out.
+    `hint_source="memory"`: the hint is instead what same-app memory answers from the app's
+    other recorded episodes (`memory_hints`), as `sim+memory+MODEL` hands it memory's answer on
+    a new visit to an app it knows: the model learns when memory is right (`follow`), when the
+    screen before memory is (no change), and what to write where memory knows nothing.
 
     `after="sim"` (edit targets): the current screen of each example is what the browser's own
     physics made of the recorded screen (the `sim` backend: the field typed into, the box
@@ -72,7 +77,9 @@ def to_examples(
     never seen still gets the browser's part right, and where the model is unsure, writing
     nothing keeps it. Typing copies are left out there (each would need its own sim run).
     """
-    opts = ExampleOptions(with_html, html_chars, target, typing_copies, seed, shift_copies, hints, after)
+    opts = ExampleOptions(
+        with_html, html_chars, target, typing_copies, seed, shift_copies, hints, after, hint_source
+    )
     rows = ds if not limit else ds.select(range(min(limit, len(ds))))
     return examples_of([from_row(row) for row in rows], opts, renderer)
 
@@ -89,10 +96,13 @@ class ExampleOptions:
     shift_copies: int = 0
     hints: bool = False
     after: str = ""
+    hint_source: str = "retrieval"
 
     def __post_init__(self):
         if self.after not in AFTER:
             raise ValueError(f"after {self.after!r} is not one of {', '.join(repr(a) for a in AFTER)}")
+        if self.hint_source not in HINT_SOURCES:
+            raise ValueError(f"hint_source {self.hint_source!r} is not one of {', '.join(HINT_SOURCES)}")
 
 
 class _Variant(NamedTuple):
@@ -112,13 +122,20 @@ def examples_of(ts: list, opts: ExampleOptions, renderer=None) -> list[dict]:
     each transition's examples in turn."""
     focus = opts.target == "edit"
     applied = [False] * len(ts)
+    recorded = ts
     if focus and opts.after == "sim":
         ts, applied = simulated(ts, renderer)
         opts = dataclasses.replace(opts, typing_copies=0)
     queries = [Query(t.screen, t.action, t.goal, applied=a) for t, a in zip(ts, applied)]
     targets = action_targets(renderer, queries) if focus else [None] * len(ts)
     words = _words(ts) if opts.typing_copies else []
-    hinted = app_hints(ts, renderer, applied) if opts.hints and focus else [None] * len(ts)
+    hinted = [None] * len(ts)
+    if opts.hints and focus:
+        hinted = (
+            memory_hints(recorded, ts, renderer, applied)
+            if opts.hint_source == "memory"
+            else app_hints(ts, renderer, applied)
+        )
     rng = random.Random(opts.seed)
     out: list[dict] = []
     for t, n, hint, done in zip(ts, targets, hinted, applied):
@@ -258,6 +275,46 @@ def app_hints(ts, renderer, applied: list[bool] | None = None) -> list[str]:
         )
         for i, hint in zip(mine, got):
             out[i] = hint.text
+    return out
+
+
+def memory_hints(recorded, ts, renderer, applied: list[bool] | None = None) -> list[str]:
+    """Per transition, what same-app memory (worldmodel/backends/memory.py) answers for it from
+    the app's *other* recorded episodes (leave-one-episode-out), as an edit of its current screen
+    in `ts` (after the sim: the sim's screen, memory looking up the `recorded` one); "" where
+    memory knows nothing. So a model learns from memory's answers as right and as wrong as they
+    are on a new visit to an app it has recordings of."""
+    from collections import defaultdict
+
+    from worldmodel.backends.memory import MemoryBackend
+
+    out = [""] * len(ts)
+    done = applied or [False] * len(ts)
+    usable = [t for t in recorded if t.screen.html and t.next_screen.html]
+    if not usable:
+        return out
+    index = MemoryBackend(usable)
+    index.use_renderer(renderer)
+    episodes: dict[str, list[int]] = defaultdict(list)
+    for i, t in enumerate(recorded):
+        episodes[t.episode_id].append(i)
+    for episode, mine in sorted(episodes.items()):
+        index.leave_out(episode)
+        got = index.complete_edits(
+            [
+                Query(
+                    ts[i].screen,
+                    ts[i].action,
+                    ts[i].goal,
+                    applied=done[i],
+                    origin=recorded[i].screen if done[i] else None,
+                )
+                for i in mine
+            ]
+        )
+        for i, hint in zip(mine, got):
+            out[i] = hint.text
+    index.leave_out(None)
     return out
 
 

@@ -545,6 +545,7 @@ def training_examples(cfg: TrainConfig, train_ds) -> list[dict]:
             cfg.shift_copies,
             cfg.hints,
             cfg.after,
+            cfg.hint_source,
         )
     return examples
 
@@ -581,6 +582,7 @@ def checkpoint_card(cfg: TrainConfig) -> CheckpointCard:
         hints=cfg.hints and edit,
         # hints at prediction time come from the corpus training took them from
         hint_corpus=str(Path(cfg.corpus).resolve()) if (cfg.hints and edit and cfg.corpus) else None,
+        hint_source=cfg.hint_source,
         after=cfg.after if edit else "",
         completion_budget=cfg.max_completion_length,
         preset=cfg.preset,
@@ -599,16 +601,24 @@ def _save(trainer, processor, path: Path, cfg: TrainConfig) -> Path:
     return path
 
 
-def _calibrate(final: Path, validation, echo: Callable[[str], None]) -> dict:
+def _calibrate(final: Path, validation, echo: Callable[[str], None], train=None) -> dict:
     """Choose the checkpoint's edit gate on the validation split and record it with its prompt
-    options (training/calibrate.py)."""
+    options (training/calibrate.py). A checkpoint hinted by memory is asked with memory of the
+    `train` split only: the validation apps are then apps memory knows nothing of, as on an app
+    never recorded (memory's default index holds the validation split itself)."""
     from render import Renderer
+    from worldmodel.backends.memory import MemoryBackend
     from worldmodel.dataset import iter_transitions
+
+    card = CheckpointCard.of(final)
+    hint_index = None
+    if card.hints and card.hint_source == "memory" and train is not None:
+        hint_index = MemoryBackend(list(iter_transitions(train)))
 
     from .calibrate import calibrate_gate
 
     with Renderer() as renderer:
-        gate, figs = calibrate_gate(final, list(iter_transitions(validation)), renderer)
+        gate, figs = calibrate_gate(final, list(iter_transitions(validation)), renderer, hint_index)
     CheckpointCard.of(final).updated(min_confidence=gate).write(final)
     echo(
         f"edit gate: {'none' if gate is None else f'{gate:.3f}'} (validation: {figs['kept']} of"
@@ -663,7 +673,7 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
     if not procs.main:
         return final
     if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:
-        figures["gate"] = _calibrate(final, dd["validation"], echo)
+        figures["gate"] = _calibrate(final, dd["validation"], echo, dd.get("train"))
     _write_json(out / "figures.json", figures)
     echo(f"saved {final}: {json.dumps(figures)}")
     return final

@@ -29,6 +29,11 @@ FORMAT_VERSION = 2
 TARGETS = ("document", "edit")
 # What a model can be trained to run after: "" (the recorded screen itself) or "sim".
 AFTER = ("", "sim")
+# Where an edit prompt's hint comes from: "retrieval", the nearest transition of any app (in
+# training another app's, as on an app never seen); "memory", the same app's own recordings
+# (worldmodel/backends/memory.py; in training the app's other episodes), whose answer a model
+# trained on it keeps (`follow`), overrules, or leaves standing where it is unsure.
+HINT_SOURCES = ("retrieval", "memory")
 
 
 class CardError(ValueError):
@@ -50,6 +55,8 @@ class CheckpointCard:
     hints: bool = False
     # the corpus whose training split gives the hints (None: the bundled corpus)
     hint_corpus: str | None = None
+    # what gives the hints: "retrieval" (any app's nearest transition) or "memory" (this app's own)
+    hint_source: str = "retrieval"
     # "sim": trained on what the browser's physics made of the screen, so it runs as `sim+PATH`
     after: str = ""
     # the edit gate: an edit whose mean log-probability per token is below it is left out
@@ -68,6 +75,8 @@ class CheckpointCard:
             problems.append(f"target {self.target!r} is not one of {', '.join(TARGETS)}")
         if self.after not in AFTER:
             problems.append(f"after {self.after!r} is not 'sim' or ''")
+        if self.hint_source not in HINT_SOURCES:
+            problems.append(f"hint_source {self.hint_source!r} is not one of {', '.join(HINT_SOURCES)}")
         if not isinstance(self.with_html, bool) or not isinstance(self.hints, bool):
             problems.append("with_html and hints are true or false")
         if isinstance(self.html_chars, bool) or not isinstance(self.html_chars, int) or self.html_chars < 0:

@@ -30,7 +30,9 @@ class WorldModel:
     """Imagines next screens as HTML and renders them.
 
     `stages` are backends run in order: each after the first receives the previous stage's
-    prediction (its render and HTML) as the screen to edit.
+    prediction (its render and HTML) as the screen to edit, unless it takes the stage before it
+    in as a part of its own (`Backend.absorbs`: a checkpoint trained on memory's answers as its
+    hints takes the memory stage of `sim+memory+PATH` as their source).
 
     An edit with lines that cannot be applied (a wrong number, an unclosed quote) is carried out
     without them, and `Prediction.edit_error` names the first such line; with `strict_edits`
@@ -60,6 +62,10 @@ class WorldModel:
         self._owns_renderer = renderer is None
         self._renderer = renderer
         self.name = name or "+".join(b.name or type(b).__name__ for b in self.stages)
+        self._absorbed: list[Backend] = []
+        for k in range(len(self.stages) - 1, 0, -1):
+            if self.stages[k].absorbs(self.stages[k - 1]):
+                self._absorbed.append(self.stages.pop(k - 1))
         self.strict_edits = strict_edits
         self.mode = mode or self.stages[-1].target
         if self.mode not in MODES:
@@ -298,7 +304,7 @@ class WorldModel:
 
     # ---- lifetime ----------------------------------------------------------------
     def close(self) -> None:
-        for b in self.stages:
+        for b in self.stages + self._absorbed:
             b.close()
         if self._owns_renderer and self._renderer is not None:
             self._renderer.close()

@@ -63,6 +63,13 @@ class Backend:
             out.append(Completion(diff(q.screen.html or "", extract_html(c.text)[0]), c.note, c.confidence))
         return out
 
+    def absorbs(self, previous: Backend) -> bool:
+        """Whether this backend takes `previous`, the stage composed just before it, in as a part
+        of its own (a checkpoint trained on memory's answers as hints takes the memory stage of
+        `sim+memory+PATH` as their source); WorldModel then runs `previous` only through it. The
+        default takes nothing in."""
+        return False
+
     def use_renderer(self, renderer) -> None:
         """A WorldModel lends its renderer before each batch (for backends that act in a browser or
         need rendered boxes); the default needs none."""

@@ -22,7 +22,7 @@ from ..card import CheckpointCard
 from ..device import resolve_device, resolve_dtype
 from ..edit import extract_edit, try_apply
 from ..focus import action_targets
-from ..prompt import build_messages, expand_follow
+from ..prompt import FOLLOW, build_messages, expand_follow
 from ..transplant import reaction
 from ..types import Completion, Query
 from .base import Backend
@@ -46,6 +46,16 @@ def _followed(completions: list[str], hints: list[str] | None) -> list[str]:
     return [expand_follow(c, h) for c, h in zip(completions, hints)]
 
 
+def _decision(raw: str, hint: str) -> str:
+    """What a hinted model chose, in a prediction's note: the hint, no change, or its own edit."""
+    lines = [line.strip() for line in raw.splitlines() if line.strip()]
+    if not hint.strip():
+        return "its own edit, no hint" if lines else "no change, no hint"
+    if lines == [FOLLOW]:
+        return "followed the hint"
+    return "no change: the hint left out" if not lines else "its own edit, not the hint"
+
+
 def _applies(q: Query, completion: Completion) -> bool:
     return try_apply(q.screen.html or "", extract_edit(completion.text))[1] is None
 
@@ -67,9 +77,6 @@ class GenerationConfig:
     # edits to try per query (the first as configured, the rest sampled) until one applies in
     # full; with more than one, a query none of whose edits applies keeps its screen
     edit_tries: int = 1
-    # "retrieval": hints from the nearest transition of any app (as in training); "memory": the
-    # same app's own recorded reaction, or no hint (the in-app setting: memory.py)
-    hint_source: str = "retrieval"
     attn_implementation: str = "sdpa"
     # "static": a KV cache allocated once per generate call (compiled decode step on CUDA)
     cache: str = "dynamic"
@@ -81,12 +88,10 @@ class GenerationConfig:
             raise ValueError("batch_size, max_new_tokens and edit_tries must be >= 1")
         if self.cache not in CACHES:
             raise ValueError(f"cache {self.cache!r} is not one of {', '.join(CACHES)}")
-        if self.hint_source not in ("retrieval", "memory"):
-            raise ValueError(f"hint_source {self.hint_source!r} is not retrieval or memory")
 
 
 # the options that stand in for the checkpoint card's values: the card it runs with
-CARD_OPTIONS = ("with_html", "html_chars", "hints", "hint_corpus", "min_confidence")
+CARD_OPTIONS = ("with_html", "html_chars", "hints", "hint_corpus", "hint_source", "min_confidence")
 GENERATION_OPTIONS = tuple(f.name for f in fields(GenerationConfig))
 
 
@@ -143,15 +148,17 @@ class TransformersBackend(Backend):
     edits = True
 
     # what it writes when a caller names no mode, whether it runs after the sim (`sim+PATH`),
-    # document prompts' current HTML and its budget, hints from `hint_corpus`'s training split
-    # (None: the bundled corpus), and the edit gate: an edit whose mean log-probability per
-    # token is below it is not carried out (the screen is kept)
+    # document prompts' current HTML and its budget, hints from `hint_corpus` (None: the bundled
+    # corpus) found by `hint_source` (any app's nearest transition, or this app's own memory),
+    # and the edit gate: an edit whose mean log-probability per token is below it is not
+    # carried out (the screen is kept, or with memory's hints memory's answer stands)
     target = _FromCard()
     after = _FromCard()
     with_html = _FromCard()
     html_chars = _FromCard()
     hints = _FromCard()
     hint_corpus = _FromCard()
+    hint_source = _FromCard()
     min_confidence = _FromCard()
 
     max_new_tokens = _FromGeneration()
@@ -159,7 +166,6 @@ class TransformersBackend(Backend):
     batch_size = _FromGeneration()
     focus = _FromGeneration()
     edit_tries = _FromGeneration()
-    hint_source = _FromGeneration()
     cache = _FromGeneration()
 
     # the keyword options a spec can be loaded with (WorldModel.load(spec, **options))
@@ -211,6 +217,8 @@ class TransformersBackend(Backend):
     def use_renderer(self, renderer) -> None:
         if self._renderer is None:
             self._renderer = renderer
+            if self._index is not None:
+                self._index.use_renderer(renderer)
 
     @classmethod
     def from_spec(cls, spec, **options) -> TransformersBackend:
@@ -223,15 +231,36 @@ class TransformersBackend(Backend):
     def complete_edits(self, queries: list[Query]) -> list[Completion]:
         """One edit of each query's current screen (the edit-mode prompt contract).
 
+        With hints from memory, an answer memory is sure of (a recording of this very
+        transition: `Completion.settled`) passes through unasked; the model decides on the rest,
+        keeping memory's answer (`follow`), the screen, or writing its own edit. Where it is less
+        sure than its gate, memory's answer stands (with retrieval's hints: the screen).
+
         With `edit_tries` > 1, a query whose edit does not apply in full gets up to
         `edit_tries - 1` sampled ones and keeps the first that does; if none does, its screen is
         kept as it is (a broken edit carried out in part costs more, where it is wrong, than no
         change). Measured against voting on lines in benchmarks/RESULTS.md."""
-        hints = self._hints(queries) if self.hints else None
+        if not self.hints:
+            return self._edits(queries, None)
+        hinted = self._hints(queries)
+        out: list[Completion] = [h if h.settled else None for h in hinted]  # type: ignore[misc]
+        ask = [i for i, c in enumerate(out) if c is None]
+        got = self._edits([queries[i] for i in ask], [hinted[i].text for i in ask]) if ask else []
+        for i, c in zip(ask, got):
+            out[i] = c
+        return out
+
+    def _edits(self, queries: list[Query], hints: list[str] | None) -> list[Completion]:
+        """The model's edits of `queries`, each prompt showing its hint where `hints` are given."""
         prompts = self._prompts(queries, "edit", hints)
-        texts, confidences = self._batched(prompts)
-        texts = _reactions(queries, _followed(texts, hints))
-        out = [self._gated(Completion(c, confidence=conf)) for c, conf in zip(texts, confidences)]
+        raw, confidences = self._batched(prompts)
+        texts = _reactions(queries, _followed(raw, hints))
+        fallbacks = [self._fallback(h) for h in hints or [""] * len(queries)]
+        notes = [_decision(r, h) for r, h in zip(raw, hints)] if hints is not None else [""] * len(raw)
+        out = [
+            self._gated(Completion(c, note, conf), fb)
+            for c, note, conf, fb in zip(texts, notes, confidences, fallbacks)
+        ]
         if self.edit_tries < 2:
             return out
         bad = [i for i, (q, c) in enumerate(zip(queries, out)) if not _applies(q, c)]
@@ -249,23 +278,36 @@ class TransformersBackend(Backend):
             out[i] = (
                 good[0]
                 if good
-                else Completion("", f"none of {self.edit_tries} edits applied in full: the screen is kept")
+                else Completion(
+                    fallbacks[i][0], f"none of {self.edit_tries} edits applied in full: {fallbacks[i][1]}"
+                )
             )
         return out
 
-    def _gated(self, completion: Completion) -> Completion:
-        """The edit, or none (the screen kept) where the model is less sure of it than the gate."""
+    def _fallback(self, hint: str) -> tuple[str, str]:
+        """(what stands where the model's own edit does not, why): memory's answer where the
+        hints are memory's and it has one, else no change."""
+        if self.hint_source == "memory" and hint.strip():
+            return hint, "memory's answer stands"
+        return "", "the screen is kept"
+
+    def _gated(
+        self, completion: Completion, fallback: tuple[str, str] = ("", "the screen is kept")
+    ) -> Completion:
+        """The edit, or `fallback` where the model is less sure of it than the gate (an empty edit
+        too where memory's answer is the fallback: "memory is wrong here" is a claim as well)."""
         conf = completion.confidence
         if (
             self.min_confidence is None
             or conf is None
             or conf >= self.min_confidence
-            or not completion.text.strip()
+            or completion.text.strip() == fallback[0].strip()
         ):
             return completion
         return Completion(
-            "",
-            f"edit left out: mean log-probability {conf:.2f} per token, below the gate {self.min_confidence:.2f}",
+            fallback[0],
+            f"edit left out: mean log-probability {conf:.2f} per token, below the gate"
+            f" {self.min_confidence:.2f}; {fallback[1]}",
             conf,
         )
 
@@ -295,7 +337,7 @@ class TransformersBackend(Backend):
             out.append((text, image))
         return out
 
-    def _hints(self, queries: list[Query]) -> list[str]:
+    def _hints(self, queries: list[Query]) -> list[Completion]:
         """The retrieval transplant of each query (worldmodel/transplant.py), or the same app's
         recorded reaction (`hint_source="memory"`); "" where none carries over."""
         if self._index is None:
@@ -303,10 +345,25 @@ class TransformersBackend(Backend):
             from .retrieval import RetrievalBackend
 
             src = MemoryBackend if self.hint_source == "memory" else RetrievalBackend
-            self._index = src.from_corpus(self.hint_corpus)
-            if self._renderer is not None:
-                self._index.use_renderer(self._renderer)
-        return [h.text for h in self._index.complete_edits(queries)]
+            self.use_hint_index(src.from_corpus(self.hint_corpus))
+        return [Completion.of(h) for h in self._index.complete_edits(queries)]
+
+    def absorbs(self, previous: Backend) -> bool:
+        """A checkpoint trained on memory's answers as hints takes the memory stage before it as
+        their source: memory's answer is its hint, not its screen (`sim+memory+PATH`)."""
+        from .memory import MemoryBackend
+
+        if not (self.hints and self.hint_source == "memory" and isinstance(previous, MemoryBackend)):
+            return False
+        self.use_hint_index(previous)
+        return True
+
+    def use_hint_index(self, index: Backend) -> None:
+        """Take the hints from `index` (a memory or retrieval backend already built: the memory
+        stage of `sim+memory+PATH`, or one indexing other splits) instead of `hint_corpus`."""
+        self._index = index
+        if self._renderer is not None:
+            index.use_renderer(self._renderer)
 
     def _batched(self, prompts: list[tuple[str, object]], samples: int = 0) -> tuple[list[str], list[float]]:
         """Completions in prompt order (with `samples`, that many sampled ones per prompt), and

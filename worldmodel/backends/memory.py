@@ -150,6 +150,18 @@ class MemoryBackend(Backend):
         self._skeletons: dict[int, frozenset] = {}
         self._next_keys: dict[int, str] = {}
         self._renderer = None
+        self._left_out: str | None = None
+
+    def leave_out(self, episode_id: str | None) -> None:
+        """Answer as if episode `episode_id`'s recordings were not indexed (None: answer from all).
+        Training asks memory about each recorded episode from the rest of its app's recordings,
+        as memory is asked about a new visit to an app it knows; what was computed stays cached."""
+        self._left_out = episode_id
+
+    def _kept(self, rows: list[int]) -> list[int]:
+        if self._left_out is None:
+            return rows
+        return [i for i in rows if self.sources[i].episode_id != self._left_out]
 
     def use_renderer(self, renderer) -> None:
         """Which element an action acts on comes from the browser's hit test: a WorldModel lends its renderer."""
@@ -201,7 +213,7 @@ class MemoryBackend(Backend):
 
     def _exact(self, q: Query, target: int | None) -> int | None:
         origin = self._origin(q)
-        same = self.by_key.get((self._app(q), screen_key(origin.html or "")), [])
+        same = self._kept(self.by_key.get((self._app(q), screen_key(origin.html or "")), []))
         same = [i for i in same if _same_kind(self.sources[i].action, q.action)]
         if not same:
             return None
@@ -225,7 +237,9 @@ class MemoryBackend(Backend):
         same role and text: nearest in structure (`here`: the caller's screen's skeleton) first,
         then in looks."""
         mine = [
-            i for i in self.by_app.get(self._app(q), []) if _same_kind_loose(self.sources[i].action, q.action)
+            i
+            for i in self._kept(self.by_app.get(self._app(q), []))
+            if _same_kind_loose(self.sources[i].action, q.action)
         ]
         if not mine:
             return []
@@ -251,7 +265,7 @@ class MemoryBackend(Backend):
         `href` leads to, or the one screen an unpointed action (home, a key) led to from two or
         more different screens. None where the recordings do not say."""
         origin = self._origin(q)
-        app_rows = self.by_app.get(self._app(q), [])
+        app_rows = self._kept(self.by_app.get(self._app(q), []))
         if q.action.type in POINTED:
             href = _link(origin.html, target) if q.action.type == "tap" else None
             if href is None:
@@ -326,7 +340,7 @@ class MemoryBackend(Backend):
                     self.stats["none"] += 1
                     why = (
                         f"no recorded screen of {self._app(q)!r} with this action on this element"
-                        if self._app(q) in self.by_app
+                        if self._kept(self.by_app.get(self._app(q), []))
                         else f"no recordings of app {self._app(q)!r}"
                     )
                     out.append(Completion("" if edit else q.screen.html, f"{why}: no change"))
