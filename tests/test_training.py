@@ -357,6 +357,45 @@ def test_after_sim_the_target_is_the_apps_reaction_and_the_checkpoint_runs_after
     assert gated.text == "" and "below the gate 0.00" in gated.note and gated.confidence == -1.0
 
 
+def test_a_checkpoint_trained_on_memorys_answers_is_calibrated_as_on_known_and_unknown_apps(
+    tmp_path, renderer
+):
+    from corpus.store import save_corpus
+    from worldmodel import WorldModel
+
+    # a small corpus: four training rows, two episodes of one validation app
+    dd = load_corpus()
+    trained = list(iter_transitions(dd["train"].select(range(4))))
+    val = dd["validation"]
+    eps = sorted({e for a, e in zip(val["app"], val["episode_id"]) if a == "miniwob-use-spinner"})[:2]
+    held = list(iter_transitions(val.select([i for i, e in enumerate(val["episode_id"]) if e in eps])))
+    splits = {t.app: "train" for t in trained} | {t.app: "validation" for t in held}
+    save_corpus(trained + held, tmp_path / "corpus", splits)
+    cfg = _cfg(
+        tmp_path / "out",
+        corpus=str(tmp_path / "corpus"),
+        preset="small",
+        target="edit",
+        with_html=True,
+        hints=True,
+        hint_source="memory",
+        after="sim",
+        sft_steps=1,
+        grpo_steps=0,
+        calibrate_gate=True,
+    )
+    final = train(cfg, echo=lambda s: None)
+    card = CheckpointCard.read(final)
+    assert card.hint_source == "memory" and card.hints and card.min_confidence is not None
+    gate = json.loads((tmp_path / "out" / "figures.json").read_text())["gate"]
+    # asked twice on the validation split: with memory of the app's other episode, and with none
+    assert gate["conditions"] == 2 and gate["transitions"] == len(held)
+    assert gate["gain_gated"] >= gate["gain_ungated"]
+    # in sim+memory+PATH the memory stage becomes the checkpoint's hints' source, not a stage of its own
+    with WorldModel.load(f"sim+memory+hf:{final}", renderer=renderer, max_new_tokens=4) as wm:
+        assert wm.name == f"sim+memory+hf:{final}" and len(wm.stages) == 2
+
+
 def test_the_gate_keeps_the_edits_that_the_threshold_pays_for():
     from training.calibrate import KEEP_NONE, choose_gate
 

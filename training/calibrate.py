@@ -65,35 +65,71 @@ def choose_gate(confidences: Sequence[float | None], kept: Sequence[float], base
 
 
 def calibrate_gate(
-    checkpoint: str | Path, transitions: Sequence[Transition], renderer: Renderer, hint_index=None
+    checkpoint: str | Path, transitions: Sequence[Transition], renderer: Renderer, memories: Sequence = ()
 ) -> tuple[float | None, dict]:
-    """(the gate for `checkpoint`, figures): see the module's docstring. A hinted checkpoint
-    takes its hints from `hint_index` where given (a backend), else from its card's corpus."""
+    """(the gate for `checkpoint`, figures): see the module's docstring.
+
+    A checkpoint hinted by memory is asked once per memory in `memories` (MemoryBackends), each
+    episode with its own recordings left out (`leave_out`), and its choices are scored against
+    what stands without it, the stages before it and memory (`sim+memory`): one memory holding
+    the validation apps' episodes asks it as on a new visit to an app memory knows, one holding
+    other apps as on an app never recorded. The gate is chosen over all of them together."""
     ts = [t for t in transitions if t.screen.html and t.next_screen.html]
     queries = [Query(t.screen, t.action, t.goal) for t in ts]
     with WorldModel.load(
         f"hf:{checkpoint}", renderer=renderer, max_new_tokens=CALIBRATION_TOKENS, min_confidence=-math.inf
     ) as wm:
-        if hint_index is not None:
-            wm.stages[-1].use_hint_index(hint_index)
-        preds = wm.predict_many(queries, "edit")
-        if len(wm.stages) > 1:  # what the stages before the model made of each screen
-            before = WorldModel(wm.stages[:-1], renderer).predict_many(queries, "edit")
-            base = [_score(p, t) for p, t in zip(before, ts)]
-        else:  # the screen kept, rendered from its HTML
-            shown = renderer.render_many([(t.screen.html, t.screen.viewport()) for t in ts])
-            base = [
-                _score(Prediction(t.screen.html, None if isinstance(r, RenderError) else r.pil()), t)
-                for r, t in zip(shown, ts)
-            ]
+        if memories:
+            preds, before = _with_memories(wm, ts, memories, renderer)
+            base = [_score(p, t) for p, t in zip(before, ts * len(memories))]
+            ts = ts * len(memories)
+        else:
+            preds = wm.predict_many(queries, "edit")
+            before = None
+            if len(wm.stages) > 1:  # what the stages before the model made of each screen
+                before = WorldModel(wm.stages[:-1], renderer).predict_many(queries, "edit")
+                base = [_score(p, t) for p, t in zip(before, ts)]
+            else:  # the screen kept, rendered from its HTML
+                shown = renderer.render_many([(t.screen.html, t.screen.viewport()) for t in ts])
+                base = [
+                    _score(Prediction(t.screen.html, None if isinstance(r, RenderError) else r.pil()), t)
+                    for r, t in zip(shown, ts)
+                ]
     kept = [_score(p, t) for p, t in zip(preds, ts)]
-    confidences = [p.confidence if (p.edit or "").strip() else None for p in preds]
+    if memories:  # a choice the gate acts on is one that changes what stands without the model
+        confidences = [p.confidence if p.html != b.html else None for p, b in zip(preds, before)]
+    else:
+        confidences = [p.confidence if (p.edit or "").strip() else None for p in preds]
     gate, gated, ungated = choose_gate(confidences, kept, base)
     n = max(1, len(ts))
     return gate, {
-        "transitions": len(ts),
+        "transitions": len(ts) // max(1, len(memories)),
+        "conditions": max(1, len(memories)),
         "edits": sum(c is not None for c in confidences),
         "kept": sum(c is not None and (gate is None or c >= gate) for c in confidences),
         "gain_gated": gated / n,
         "gain_ungated": ungated / n,
     }
+
+
+def _with_memories(wm: WorldModel, ts: list[Transition], memories: Sequence, renderer: Renderer):
+    """(the model's predictions, what stands without it) for every transition under each memory
+    in turn, each episode asked with its own recordings left out; in `memories` order."""
+    learned, stages = wm.stages[-1], wm.stages[:-1]
+    episodes: dict[str, list[int]] = {}
+    for i, t in enumerate(ts):
+        episodes.setdefault(t.episode_id, []).append(i)
+    preds, before = [], []
+    for memory in memories:
+        learned.use_hint_index(memory)
+        without = WorldModel([*stages, memory], renderer)
+        got: dict[int, tuple] = {}
+        for episode, idx in episodes.items():
+            memory.leave_out(episode)
+            qs = [Query(ts[i].screen, ts[i].action, ts[i].goal) for i in idx]
+            for i, p, b in zip(idx, wm.predict_many(qs, "edit"), without.predict_many(qs, "edit")):
+                got[i] = (p, b)
+        memory.leave_out(None)
+        preds += [got[i][0] for i in range(len(ts))]
+        before += [got[i][1] for i in range(len(ts))]
+    return preds, before

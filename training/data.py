@@ -68,7 +68,9 @@ def to_examples(
     `hint_source="memory"`: the hint is instead what same-app memory answers from the app's
     other recorded episodes (`memory_hints`), as `sim+memory+MODEL` hands it memory's answer on
     a new visit to an app it knows: the model learns when memory is right (`follow`), when the
-    screen before memory is (no change), and what to write where memory knows nothing.
+    screen before memory is (no change), and what to write where memory knows nothing. Each
+    transition memory answered also comes back without a hint, as on an app memory has no
+    recordings of.
 
     `after="sim"` (edit targets): the current screen of each example is what the browser's own
     physics made of the recorded screen (the `sim` backend: the field typed into, the box
@@ -140,6 +142,10 @@ def examples_of(ts: list, opts: ExampleOptions, renderer=None) -> list[dict]:
     out: list[dict] = []
     for t, n, hint, done in zip(ts, targets, hinted, applied):
         out += _transition_examples(t, n, hint, done, opts, words, rng)
+        if opts.hint_source == "memory" and hint:
+            # and as where memory knows nothing (an app never recorded, a state never visited):
+            # without these the model learns to follow, and no longer writes the reactions itself
+            out += _transition_examples(t, n, "", done, opts, words, rng)
     return out
 
 

@@ -603,22 +603,26 @@ def _save(trainer, processor, path: Path, cfg: TrainConfig) -> Path:
 
 def _calibrate(final: Path, validation, echo: Callable[[str], None], train=None) -> dict:
     """Choose the checkpoint's edit gate on the validation split and record it with its prompt
-    options (training/calibrate.py). A checkpoint hinted by memory is asked with memory of the
-    `train` split only: the validation apps are then apps memory knows nothing of, as on an app
-    never recorded (memory's default index holds the validation split itself)."""
+    options (training/calibrate.py). A checkpoint hinted by memory is asked twice: with memory
+    of the validation apps' other episodes (a new visit to an app memory knows) and with memory
+    of the `train` split only (the validation apps never recorded)."""
     from render import Renderer
     from worldmodel.backends.memory import MemoryBackend
     from worldmodel.dataset import iter_transitions
 
     card = CheckpointCard.of(final)
-    hint_index = None
+    memories = ()
     if card.hints and card.hint_source == "memory" and train is not None:
-        hint_index = MemoryBackend(list(iter_transitions(train)))
+        # as on a new visit to an app memory knows, and as on an app it has no recordings of
+        memories = (
+            MemoryBackend(list(iter_transitions(validation))),
+            MemoryBackend(list(iter_transitions(train))),
+        )
 
     from .calibrate import calibrate_gate
 
     with Renderer() as renderer:
-        gate, figs = calibrate_gate(final, list(iter_transitions(validation)), renderer, hint_index)
+        gate, figs = calibrate_gate(final, list(iter_transitions(validation)), renderer, memories)
     CheckpointCard.of(final).updated(min_confidence=gate).write(final)
     echo(
         f"edit gate: {'none' if gate is None else f'{gate:.3f}'} (validation: {figs['kept']} of"
