@@ -177,8 +177,9 @@ CHOICES = {
     "followed memory": ("followed the hint",),
     "overruled memory: no change": ("no change: the hint left out",),
     "overruled memory: own edit": ("its own edit, not the hint",),
-    "memory knew nothing: own edit": ("its own edit, no hint",),
-    "memory knew nothing: no change": ("no change, no hint",),
+    # no hint: memory knew nothing, or its answer was no change beyond the sim's
+    "no hint: own edit": ("its own edit, no hint",),
+    "no hint: no change": ("no change, no hint",),
 }
 
 
@@ -188,7 +189,7 @@ def _choices(preds, memory_notes) -> dict:
     for p, mn in zip(preds, memory_notes):
         kind = next((k for k, keys in CHOICES.items() if any(x in p.note for x in keys)), "other")
         if kind.startswith("below the gate"):
-            kind += " (memory near)" if "memory: near" in mn else " (memory knew nothing)"
+            kind += " (memory near)" if "memory: near" in mn else " (no near answer)"
         out[kind] = out.get(kind, 0) + 1
     return dict(sorted(out.items()))
 
