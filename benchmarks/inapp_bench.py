@@ -100,10 +100,14 @@ def models(renderer, corpus, checkpoint, in_app: bool, index) -> dict[str, World
         opts = {"max_new_tokens": 512}
         if in_app:
             opts.update(hint_source="memory", hint_corpus=str(corpus) if corpus else None)
-        out["sim+checkpoint"] = WorldModel.load(f"hf:{checkpoint}", renderer=renderer, **opts)
-        # the checkpoint after memory: it writes only where memory had no recording of this very
-        # transition (exact or destination), on what memory made of the sim's screen
-        learned = out["sim+checkpoint"].stages[-1]
+        loaded = WorldModel.load(f"hf:{checkpoint}", renderer=renderer, **opts)
+        learned = loaded.stages[-1]
+        # after the same sim run as the sim's own row: two runs of the sim differ by up to 0.0001
+        # SSIM on a group (phone-settings, 2026-12-07), which is not the checkpoint's doing
+        loaded.stages[0].close()
+        out["sim+checkpoint"] = WorldModel([sim(), learned], renderer, "sim+checkpoint")
+        # the checkpoint after memory: an answer memory is sure of passes it by; a checkpoint
+        # trained on memory's answers takes the memory stage in as its hints' source
         out["sim+memory+checkpoint"] = WorldModel(
             [sim(), MemoryBackend(known), learned], renderer, "sim+memory+checkpoint"
         )
