@@ -33,6 +33,7 @@ from render.metrics import ssim, text_f1
 from worldmodel import Renderer, WorldModel
 from worldmodel.backends.base import Backend
 from worldmodel.backends.copy import CopyBackend
+from worldmodel.backends.hf import NOTES
 from worldmodel.backends.memory import MemoryBackend
 from worldmodel.backends.retrieval import RetrievalBackend
 from worldmodel.backends.sim import SimBackend
@@ -175,15 +176,15 @@ def _print_unknown(g, ms, sub, renderer) -> dict:
 
 # What the checkpoint after memory did, read off its predictions' notes (worldmodel/backends/hf.py)
 CHOICES = {
-    "memory sure (passed by)": ("exact:", "destination:"),
-    "below the gate: memory's answer stands": ("memory's answer stands",),
-    "below the gate: the sim's screen kept": ("the screen is kept",),
-    "followed memory": ("followed the hint",),
-    "overruled memory: no change": ("no change: the hint left out",),
-    "overruled memory: own edit": ("its own edit, not the hint",),
+    "memory sure (passed by)": ("exact:", "destination:"),  # memory's own notes
+    "below the gate: memory's answer stands": (NOTES["memory stands"],),
+    "below the gate: the sim's screen kept": (NOTES["screen kept"],),
+    "followed memory": (NOTES["followed"],),
+    "overruled memory: no change": (NOTES["overruled"],),
+    "overruled memory: own edit": (NOTES["own edit"],),
     # no hint: memory knew nothing, or its answer was no change beyond the sim's
-    "no hint: own edit": ("its own edit, no hint",),
-    "no hint: no change": ("no change, no hint",),
+    "no hint: own edit": (NOTES["own edit, no hint"],),
+    "no hint: no change": (NOTES["no change, no hint"],),
 }
 
 
@@ -262,10 +263,11 @@ def tune_alike(renderer, train, known) -> None:
     chosen = [k for k in sorted(episodes) if group(k[0]) != "MiniWoB++" or first[k[0]] == k[1]]
     shared, rows = SharedSim(), []
     sim = WorldModel([shared], renderer, "sim")
+    mem = MemoryBackend(known, min_alike=0.0)  # each episode asked with its own recordings left out
+    both = WorldModel([shared, mem], renderer, "sim+memory")
     for app, ep in chosen:
         ts = episodes[(app, ep)]
-        mem = MemoryBackend([t for t in known if t.episode_id != ep], min_alike=0.0)
-        both = WorldModel([shared, mem], renderer, "sim+memory")
+        mem.leave_out(ep)
         got = both.predict_many([(t.screen, t.action) for t in ts], "edit")
         alone = sim.predict_many([(t.screen, t.action) for t in ts], "edit")
         for t, p, s in zip(ts, got, alone):

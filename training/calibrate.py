@@ -81,11 +81,13 @@ def calibrate_gate(
     ) as wm:
         if memories:
             preds, before = _with_memories(wm, ts, memories, renderer)
-            base = [_score(p, t) for p, t in zip(before, ts * len(memories))]
             ts = ts * len(memories)
+            base = [_score(p, t) for p, t in zip(before, ts)]
+            # a choice the gate acts on is one that changes what stands without the model
+            confidences = [p.confidence if p.html != b.html else None for p, b in zip(preds, before)]
         else:
             preds = wm.predict_many(queries, "edit")
-            before = None
+            confidences = [p.confidence if (p.edit or "").strip() else None for p in preds]
             if len(wm.stages) > 1:  # what the stages before the model made of each screen
                 before = WorldModel(wm.stages[:-1], renderer).predict_many(queries, "edit")
                 base = [_score(p, t) for p, t in zip(before, ts)]
@@ -96,10 +98,6 @@ def calibrate_gate(
                     for r, t in zip(shown, ts)
                 ]
     kept = [_score(p, t) for p, t in zip(preds, ts)]
-    if memories:  # a choice the gate acts on is one that changes what stands without the model
-        confidences = [p.confidence if p.html != b.html else None for p, b in zip(preds, before)]
-    else:
-        confidences = [p.confidence if (p.edit or "").strip() else None for p in preds]
     gate, gated, ungated = choose_gate(confidences, kept, base)
     n = max(1, len(ts))
     return gate, {

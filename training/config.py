@@ -75,7 +75,7 @@ class TrainConfig:
     hint_source: str = _opt(
         "retrieval",
         "edit targets, with hints: retrieval (another app's) or memory (this app's)",
-        choices=("retrieval", "memory"),
+        choices=HINT_SOURCES,
     )
     # Edit targets only: "sim" trains the model on the app's reaction alone. Its current screen is
     # what the browser's own physics (the `sim` backend) made of the recorded one, and the

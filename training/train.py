@@ -610,20 +610,17 @@ def _calibrate(final: Path, validation, echo: Callable[[str], None], train=None)
     from worldmodel.backends.memory import MemoryBackend
     from worldmodel.dataset import iter_transitions
 
+    from .calibrate import calibrate_gate
+
     card = CheckpointCard.of(final)
+    held = list(iter_transitions(validation))
     memories = ()
     if card.hints and card.hint_source == "memory" and train is not None:
         # as on a new visit to an app memory knows, and as on an app it has no recordings of
-        memories = (
-            MemoryBackend(list(iter_transitions(validation))),
-            MemoryBackend(list(iter_transitions(train))),
-        )
-
-    from .calibrate import calibrate_gate
-
+        memories = (MemoryBackend(held), MemoryBackend(list(iter_transitions(train))))
     with Renderer() as renderer:
-        gate, figs = calibrate_gate(final, list(iter_transitions(validation)), renderer, memories)
-    CheckpointCard.of(final).updated(min_confidence=gate).write(final)
+        gate, figs = calibrate_gate(final, held, renderer, memories)
+    card.updated(min_confidence=gate).write(final)
     echo(
         f"edit gate: {'none' if gate is None else f'{gate:.3f}'} (validation: {figs['kept']} of"
         f" {figs['edits']} edits kept; gain over keeping the screen {figs['gain_gated']:+.4f},"

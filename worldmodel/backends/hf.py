@@ -46,14 +46,28 @@ def _followed(completions: list[str], hints: list[str] | None) -> list[str]:
     return [expand_follow(c, h) for c, h in zip(completions, hints)]
 
 
+# What a hinted model's note says it chose, and what stood where its choice was left out
+# (benchmarks/inapp_bench.py tallies them)
+NOTES = {
+    "followed": "followed the hint",
+    "overruled": "no change: the hint left out",
+    "own edit": "its own edit, not the hint",
+    "own edit, no hint": "its own edit, no hint",
+    "no change, no hint": "no change, no hint",
+    "memory stands": "memory's answer stands",
+    "screen kept": "the screen is kept",
+}
+_KEPT = ("", NOTES["screen kept"])
+
+
 def _decision(raw: str, hint: str) -> str:
     """What a hinted model chose, in a prediction's note: the hint, no change, or its own edit."""
     lines = [line.strip() for line in raw.splitlines() if line.strip()]
     if not hint.strip():
-        return "its own edit, no hint" if lines else "no change, no hint"
+        return NOTES["own edit, no hint"] if lines else NOTES["no change, no hint"]
     if lines == [FOLLOW]:
-        return "followed the hint"
-    return "no change: the hint left out" if not lines else "its own edit, not the hint"
+        return NOTES["followed"]
+    return NOTES["own edit"] if lines else NOTES["overruled"]
 
 
 def _applies(q: Query, completion: Completion) -> bool:
@@ -288,12 +302,10 @@ class TransformersBackend(Backend):
         """(what stands where the model's own edit does not, why): memory's answer where the
         hints are memory's and it has one, else no change."""
         if self.hint_source == "memory" and hint.strip():
-            return hint, "memory's answer stands"
-        return "", "the screen is kept"
+            return hint, NOTES["memory stands"]
+        return _KEPT
 
-    def _gated(
-        self, completion: Completion, fallback: tuple[str, str] = ("", "the screen is kept")
-    ) -> Completion:
+    def _gated(self, completion: Completion, fallback: tuple[str, str] = _KEPT) -> Completion:
         """The edit, or `fallback` where the model is less sure of it than the gate (an empty edit
         too where memory's answer is the fallback: "memory is wrong here" is a claim as well)."""
         conf = completion.confidence
@@ -338,8 +350,9 @@ class TransformersBackend(Backend):
         return out
 
     def _hints(self, queries: list[Query]) -> list[Completion]:
-        """The retrieval transplant of each query (worldmodel/transplant.py), or the same app's
-        recorded reaction (`hint_source="memory"`); "" where none carries over."""
+        """Per query, the retrieval transplant (worldmodel/transplant.py) or memory's answer
+        (`hint_source="memory"`, settled where memory is sure), as a Completion whose text is
+        "" where none carries over."""
         if self._index is None:
             from .memory import MemoryBackend
             from .retrieval import RetrievalBackend
