@@ -170,6 +170,11 @@ def main():
     dd = load_corpus()
     from corpus.store import from_row
 
+    for path in [args.base, *(args.score or ())]:
+        if path and not (Path(path) / "config.json").exists():
+            raise SystemExit(
+                f"no checkpoint at {path} (a folder with config.json, e.g. runs/small/sft/final)"
+            )
     for name in args.splits or ():
         if name not in dd:
             raise SystemExit(f"--splits: the corpus has no split {name!r} (it has {', '.join(dd)})")

@@ -150,6 +150,12 @@ def test_memory_answers_an_episode_from_the_apps_other_episodes_when_told_to_lea
     mem.leave_out(None)
     # training's hints: each episode from the others of its app; an app with one episode gets none
     ts = [recorded[0], again, recorded[2]]
+    groups = []
+    for mine in mem.each_episode_left_out(ts):
+        groups.append(mine)
+        if 0 in mine:  # lists-0 left out meanwhile
+            assert not mem.complete_edits([q])[0].settled
+    assert sorted(groups) == [[0], [1], [2]] and mem.complete_edits([q])[0].settled
     hints = memory_hints(ts, ts, renderer)
     assert "new</li>" in hints[0] and "new</li>" in hints[1] and hints[2] == ""
 

@@ -114,20 +114,15 @@ def _with_memories(wm: WorldModel, ts: list[Transition], memories: Sequence, ren
     """(the model's predictions, what stands without it) for every transition under each memory
     in turn, each episode asked with its own recordings left out; in `memories` order."""
     learned, stages = wm.stages[-1], wm.stages[:-1]
-    episodes: dict[str, list[int]] = {}
-    for i, t in enumerate(ts):
-        episodes.setdefault(t.episode_id, []).append(i)
     preds, before = [], []
     for memory in memories:
         learned.use_hint_index(memory)
         without = WorldModel([*stages, memory], renderer)
         got: dict[int, tuple] = {}
-        for episode, idx in episodes.items():
-            memory.leave_out(episode)
+        for idx in memory.each_episode_left_out(ts):
             qs = [Query(ts[i].screen, ts[i].action, ts[i].goal) for i in idx]
             for i, p, b in zip(idx, wm.predict_many(qs, "edit"), without.predict_many(qs, "edit")):
                 got[i] = (p, b)
-        memory.leave_out(None)
         preds += [got[i][0] for i in range(len(ts))]
         before += [got[i][1] for i in range(len(ts))]
     return preds, before

@@ -290,8 +290,6 @@ def memory_hints(recorded, ts, renderer, applied: list[bool] | None = None) -> l
     in `ts` (after the sim: the sim's screen, memory looking up the `recorded` one); "" where
     memory knows nothing. So a model learns from memory's answers as right and as wrong as they
     are on a new visit to an app it has recordings of."""
-    from collections import defaultdict
-
     from worldmodel.backends.memory import MemoryBackend
 
     out = [""] * len(ts)
@@ -301,11 +299,7 @@ def memory_hints(recorded, ts, renderer, applied: list[bool] | None = None) -> l
         return out
     index = MemoryBackend(usable)
     index.use_renderer(renderer)
-    episodes: dict[str, list[int]] = defaultdict(list)
-    for i, t in enumerate(recorded):
-        episodes[t.episode_id].append(i)
-    for episode, mine in sorted(episodes.items()):
-        index.leave_out(episode)
+    for mine in index.each_episode_left_out(recorded):
         got = index.complete_edits(
             [
                 Query(
@@ -320,7 +314,6 @@ def memory_hints(recorded, ts, renderer, applied: list[bool] | None = None) -> l
         )
         for i, hint in zip(mine, got):
             out[i] = hint.text
-    index.leave_out(None)
     return out
 
 

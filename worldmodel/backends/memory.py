@@ -158,6 +158,20 @@ class MemoryBackend(Backend):
         as memory is asked about a new visit to an app it knows; what was computed stays cached."""
         self._left_out = episode_id
 
+    def each_episode_left_out(self, ts):
+        """Yield, per episode of transitions `ts` in episode order, the indices of its transitions,
+        with memory answering as if that episode's recordings were not indexed meanwhile; memory
+        answers from all of them again after. The one loop every leave-one-episode-out caller runs."""
+        episodes: dict[str, list[int]] = {}
+        for i, t in enumerate(ts):
+            episodes.setdefault(t.episode_id, []).append(i)
+        try:
+            for episode, mine in sorted(episodes.items()):
+                self.leave_out(episode)
+                yield mine
+        finally:
+            self.leave_out(None)
+
     def _kept(self, rows: list[int]) -> list[int]:
         if self._left_out is None:
             return rows
