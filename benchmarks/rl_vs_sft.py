@@ -417,17 +417,11 @@ def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
         if same_base:
             figures["sft_base"], figures["sft_base_by_split"] = prev["sft_base"], prev["sft_base_by_split"]
         elif not args.no_score:
-            figures["sft_base"] = score(
-                base,
-                cfg,
-                sets["test"] if "test" in sets else next(iter(sets.values())),
-                r,
-                args.max_new_tokens,
-            )
-            figures["sft_base_by_split"] = {
-                n: score(base, cfg, v, r, args.max_new_tokens) for n, v in sets.items()
-            }
-            print("base:", json.dumps(figures["sft_base_by_split"]))
+            by_split = {n: score(base, cfg, v, r, args.max_new_tokens) for n, v in sets.items()}
+            figures["sft_base_by_split"] = by_split
+            figures["sft_base"] = by_split["test"] if "test" in by_split else next(iter(by_split.values()))
+            print("base:", json.dumps(by_split))
+            write_figures(figures, out / "figures.json", args.seeds)
         for seed in args.seeds:
             c = replace(cfg, seed=seed)
             fig: dict = dict(figures["seeds"].get(str(seed), {}))
@@ -530,8 +524,24 @@ def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
                 fig.update(next(iter(fig["splits"].values())))
             figures["seeds"][str(seed)] = fig
             print(f"seed {seed}:", json.dumps(fig))
-            (out / "figures.json").write_text(json.dumps(figures, indent=2))
+            write_figures(figures, out / "figures.json", args.seeds)
     finish(figures, out / "figures.json")
+
+
+def write_figures(figures, path: Path, mine) -> None:
+    """Write `figures`, keeping the seeds another run on the same --out wrote meanwhile (runs that
+    score disjoint --seeds side by side, one per core, join in one figures.json), atomically."""
+    import os
+
+    if path.exists():
+        disk = json.loads(path.read_text())
+        if all(disk.get(k) == figures.get(k) for k in ("base", "held_out")):
+            for seed, fig in disk.get("seeds", {}).items():
+                if int(seed) not in mine:
+                    figures["seeds"][seed] = fig
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(figures, indent=2))
+    tmp.replace(path)
 
 
 def finish(figures, path: Path):
