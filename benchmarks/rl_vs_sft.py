@@ -564,6 +564,12 @@ def finish(figures, path: Path):
                     figures.get("sft_base_by_split", {}).get(n, figures.get("sft_base")), scored.values(), n
                 )
             )
+    if figures.get("budget_s"):
+        print(
+            "\nthe curves:",
+            curve_table(path.parent, sorted(figures["seeds"], key=int), figures["budget_s"]),
+            sep="\n",
+        )
     s = figures["summary"]
     if "ssim" in s:
         from headline import record  # benchmarks/headline.py: the README's results table
@@ -645,6 +651,40 @@ def score_checkpoints(args, cfg, sets, out: Path):
     tag = "_".join(f"{n}{len(v)}" for n, v in sets.items())
     out.mkdir(parents=True, exist_ok=True)
     (out / f"scores_{tag}.json").write_text(json.dumps(res, indent=2))
+
+
+def curve_table(out: Path, seeds, budget: float, bins: int = 5) -> str:
+    """The arms' curves in `bins` windows of the budget, per seed: GRPO's reward and SFT's loss,
+    each the mean over the steps that ended in the window (how many in brackets; the GRPO
+    pre-pass fills most of the first window), and GRPO's reward averaged over the seeds."""
+    w = budget / bins
+    head = " | ".join(f"{round(i * w)}-{round((i + 1) * w)} s" for i in range(bins))
+    rows = [f"| seed | arm | {head} |", "| --- | --- |" + " --- |" * bins]
+    per_seed = []
+    for seed in seeds:
+        for arm, key in (("grpo", "reward"), ("sft", "loss")):
+            p = out / f"{arm}_seed{seed}" / "curve.json"
+            if not p.exists():
+                continue
+            pts = [
+                (min(r["elapsed_s"], budget - 1e-9), r[key])
+                for r in json.loads(p.read_text())
+                if r.get("elapsed_s") is not None and r.get(key) is not None
+            ]
+            means = [
+                statistics.fmean(v) if (v := [y for x, y in pts if i * w <= x < (i + 1) * w]) else None
+                for i in range(bins)
+            ]
+            counts = [sum(i * w <= x < (i + 1) * w for x, _ in pts) for i in range(bins)]
+            cells = [f"{m:+.3f} ({n})" if m is not None else "-" for m, n in zip(means, counts)]
+            rows.append(f"| {seed} | {arm} {key} | {' | '.join(cells)} |")
+            if arm == "grpo":
+                per_seed.append(means)
+    if per_seed:
+        cols = [[m[i] for m in per_seed if m[i] is not None] for i in range(bins)]
+        cells = [f"{statistics.fmean(c):+.3f}" if c else "-" for c in cols]
+        rows.append(f"| all | grpo reward | {' | '.join(cells)} |")
+    return "\n".join(rows)
 
 
 def summary(seeds) -> dict:
