@@ -554,6 +554,17 @@ def finish(figures, path: Path):
     }
     flat = [f["grpo_reward_flatness"] for f in figures["seeds"].values() if "grpo_reward_flatness" in f]
     figures["grpo_reward_flat_in"] = f"{sum(bool(x.get('flat')) for x in flat)} of {len(flat)}"
+    # one seed's thirds are a few dozen one-prompt steps; over the seeds the rise from the middle
+    # third to the last is measured against its own spread (its standard error over the seeds)
+    rises = [x["last_minus_middle"] for x in flat if "last_minus_middle" in x]
+    if len(rises) > 1:
+        figures["grpo_reward_rise_over_seeds"] = {
+            "mean_last_minus_middle": statistics.fmean(rises),
+            "se": statistics.stdev(rises) / len(rises) ** 0.5,
+            "third_means": [
+                statistics.fmean(x["third_means"][i] for x in flat if "third_means" in x) for i in range(3)
+            ],
+        }
     path.write_text(json.dumps(figures, indent=2))
     print(json.dumps(figures, indent=2))
     for n in names:
@@ -607,6 +618,7 @@ def finish(figures, path: Path):
             },
             text_f1={a: round(s["text_f1"][a], 4) for a in ARMS} if "text_f1" in s else None,
             grpo_reward_flat_in=figures["grpo_reward_flat_in"],
+            grpo_reward_rise_over_seeds=figures.get("grpo_reward_rise_over_seeds"),
             by_split=by_split,
             not_met="; ".join(missed) or None,
         )
