@@ -683,12 +683,9 @@ def curve_table(out: Path, seeds, budget: float, bins: int = 5) -> str:
                 for r in json.loads(p.read_text())
                 if r.get("elapsed_s") is not None and r.get(key) is not None
             ]
-            means = [
-                statistics.fmean(v) if (v := [y for x, y in pts if i * w <= x < (i + 1) * w]) else None
-                for i in range(bins)
-            ]
-            counts = [sum(i * w <= x < (i + 1) * w for x, _ in pts) for i in range(bins)]
-            cells = [f"{m:+.3f} ({n})" if m is not None else "-" for m, n in zip(means, counts)]
+            windows = [[y for x, y in pts if i * w <= x < (i + 1) * w] for i in range(bins)]
+            means = [statistics.fmean(v) if v else None for v in windows]
+            cells = [f"{m:+.3f} ({len(v)})" if v else "-" for m, v in zip(means, windows)]
             rows.append(f"| {seed} | {arm} {key} | {' | '.join(cells)} |")
             if arm == "grpo":
                 per_seed.append(means)
