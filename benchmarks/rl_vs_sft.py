@@ -63,6 +63,7 @@ from training.train import (
 )
 from worldmodel.backends import Query
 from worldmodel.backends.hf import TransformersBackend
+from worldmodel.offline import require_checkpoint
 
 
 def score(path, cfg, test, renderer, max_new_tokens):
@@ -171,10 +172,11 @@ def main():
     from corpus.store import from_row
 
     for path in [args.base, *(args.score or ())]:
-        if path and not (Path(path) / "config.json").exists():
-            raise SystemExit(
-                f"no checkpoint at {path} (a folder with config.json, e.g. runs/small/sft/final)"
-            )
+        if path:  # before minutes of example building
+            try:
+                require_checkpoint(path, "checkpoint (e.g. runs/small/sft/final)")
+            except FileNotFoundError as e:
+                raise SystemExit(str(e)) from None
     for name in args.splits or ():
         if name not in dd:
             raise SystemExit(f"--splits: the corpus has no split {name!r} (it has {', '.join(dd)})")
@@ -525,7 +527,7 @@ def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
             figures["seeds"][str(seed)] = fig
             print(f"seed {seed}:", json.dumps(fig))
             write_figures(figures, out / "figures.json", args.seeds)
-    finish(figures, out / "figures.json")
+    finish(figures, out / "figures.json", args.seeds)
 
 
 def write_figures(figures, path: Path, mine) -> None:
@@ -544,8 +546,9 @@ def write_figures(figures, path: Path, mine) -> None:
     tmp.replace(path)
 
 
-def finish(figures, path: Path):
-    """Summaries (per held-out set) and the GRPO reward curves' flatness, written and printed."""
+def finish(figures, path: Path, mine=()):
+    """Summaries (per held-out set) and the GRPO reward curves' flatness, written (keeping the
+    seeds other runs on the same --out scored meanwhile; `mine`: this run's) and printed."""
     scored = {k: f for k, f in figures["seeds"].items() if all(a in f for a in ARMS)}
     names = list(figures.get("held_out", {})) or ["test"]
     figures["summary"] = summary(scored.values())
@@ -565,7 +568,7 @@ def finish(figures, path: Path):
                 statistics.fmean(x["third_means"][i] for x in flat if "third_means" in x) for i in range(3)
             ],
         }
-    path.write_text(json.dumps(figures, indent=2))
+    write_figures(figures, path, mine)
     print(json.dumps(figures, indent=2))
     for n in names:
         if figures["summary_by_split"][n]:
@@ -650,7 +653,7 @@ def rescore(args, cfg, base, sets, figures, out: Path):
             figures["seeds"][seed] = fig
             print(f"seed {seed}:", json.dumps(fig))
     tag = "_".join(f"{n}{len(v)}" for n, v in sets.items())
-    finish(figures, out / f"figures_{tag}.json")
+    finish(figures, out / f"figures_{tag}.json", [int(s) for s in prev["seeds"]])
 
 
 def score_checkpoints(args, cfg, sets, out: Path):

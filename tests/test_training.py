@@ -110,8 +110,16 @@ def test_unknown_preset_and_missing_checkpoint_are_named(tmp_path):
     with pytest.raises(ValueError, match="unknown preset 'huge'"):
         preset("huge")
     cfg = preset("qwen3-vl-8b", output_dir=str(tmp_path), model_path=str(tmp_path / "nowhere"))
-    with pytest.raises(FileNotFoundError, match="nowhere has no config.json"):
+    with pytest.raises(FileNotFoundError, match="no --model-path checkpoint at .*nowhere"):
         init_checkpoint(cfg, None)
+    # a trained stage's folder without its weights' config: one line, not a hub lookup
+    from training.train import load_trained
+
+    (tmp_path / "sft" / "final").mkdir(parents=True)
+    with pytest.raises(
+        FileNotFoundError, match=r"no model checkpoint at .*sft/final \(a folder with config.json\)"
+    ):
+        load_trained(tmp_path / "sft" / "final", cfg)
 
 
 def test_edit_targets_train_and_their_rewards_apply_the_edit(tmp_path, renderer):

@@ -136,12 +136,10 @@ class RankLog:
 def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
     """The model SFT starts from: a local checkpoint, or (tiny preset) a tiny model built here."""
     if cfg.model_path:
-        p = Path(cfg.model_path)
-        if not (p / "config.json").is_file():
-            raise FileNotFoundError(
-                f"--model-path {p} has no config.json: models load from local folders only"
-            )
-        return p
+        from worldmodel.offline import require_checkpoint
+
+        require_checkpoint(cfg.model_path, "--model-path checkpoint")
+        return Path(cfg.model_path)
     if cfg.preset not in ("tiny", "small"):
         raise ValueError(f"preset {cfg.preset!r} needs --model-path to a local checkpoint")
     from worldmodel.tiny import build_tiny
@@ -164,9 +162,10 @@ def init_checkpoint(cfg: TrainConfig, train_ds) -> Path:
 def _load(path: Path, cfg: TrainConfig):
     from transformers import AutoModelForImageTextToText
 
-    from worldmodel.offline import local_only
+    from worldmodel.offline import local_only, require_checkpoint
     from worldmodel.processor import load_processor
 
+    require_checkpoint(path)
     local_only(cfg.hub_kernels)  # no hub kernels, hub client offline, unless opted in
     dtype = resolve_dtype(cfg.dtype, resolve_device(cfg.device))
     model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype)

@@ -41,6 +41,17 @@ def local_only(hub_kernels: bool = False) -> None:
         hub.HF_HUB_OFFLINE = os.environ["HF_HUB_OFFLINE"].upper() in ("1", "ON", "YES", "TRUE")
 
 
+def require_checkpoint(path, what: str = "model checkpoint") -> None:
+    """Fail in one line where `path` is not a local checkpoint folder (its `config.json`):
+    transformers would take the name for a hub id and end in a lookup's traceback."""
+    from pathlib import Path
+
+    if not (Path(path) / "config.json").is_file():
+        raise FileNotFoundError(
+            f"no {what} at {path} (a folder with config.json): models load from local folders only"
+        )
+
+
 def hub_kernels_on() -> bool:
     """Whether transformers may fetch hub kernels in this process (its own reading of the variable)."""
     return os.environ.get(KERNELS_ENV, "YES").upper() in ("1", "ON", "YES", "TRUE")

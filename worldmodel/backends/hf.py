@@ -194,16 +194,14 @@ class TransformersBackend(Backend):
         processor=None,
         **options,
     ):
-        from ..offline import local_only
+        from ..offline import local_only, require_checkpoint
 
         card_changes, generation_changes = _split_options(options)
         self.generation = replace(generation or GenerationConfig(), **generation_changes)
         local_only(self.generation.hub_kernels)  # before transformers loads anything: hub offline
         p = Path(path)
-        if model is None and not (p / "config.json").is_file():
-            raise FileNotFoundError(
-                f"no model checkpoint at {p} (expected config.json): models load from local paths only"
-            )
+        if model is None:
+            require_checkpoint(p)
         # how the checkpoint was trained to be asked (read before the weights: a bad card fails fast)
         self.card = _run_card(card or CheckpointCard.of(p), card_changes)
         self.name = f"hf:{p.name}"
