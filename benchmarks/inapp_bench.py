@@ -15,6 +15,12 @@ model's margin over the sim alone. Every model but `copy` writes edits (copy: th
 rendered); memory's exact / destination / near / none hit rates are printed per group. All figures are from
 one run: the baselines are measured beside the models.
 
+`--ceiling` measures the room a learned stage after `sim+memory` has in-app, per group: the
+better of memory's answer and the sim's screen chosen per transition by the real next screen (a
+stage that only decides whether memory's answer stands, at its best), the real next HTML
+rendered (what any stage that writes the truth would score), and how much of what `sim+memory`
+misses lies on transitions whose edit to the truth fits the `small` preset's edit budget.
+
 `--tune-alike` measures how alike in structure a near neighbour must be (memory's `min_alike`)
 on the train split, never on the splits above: each train episode of the phone and third-party
 apps and the first of each MiniWoB++ task is left out of the index in turn and predicted by
@@ -295,6 +301,68 @@ def tune_alike(renderer, train, known) -> None:
         print(f"{thr:9.2f}  {len(kept):14d}  {tf:+21.4f}  {sg:+18.4f}")
 
 
+def ceiling(renderer, ts, known) -> None:
+    """The room a stage after sim+memory has on `ts` (see the module's docstring), per group and
+    pooled: SSIM and text F1 of the sim, sim+memory, the better of those two per transition, and
+    the real next HTML rendered; and the share of sim+memory's shortfall from the latter on
+    transitions whose edit from sim+memory's screen to the real one fits the budget."""
+    from training.config import preset
+    from worldmodel.edit import diff
+    from worldmodel.score import references, score
+    from worldmodel.types import Screen
+
+    budget = preset("small").max_edit_chars
+    shared = SharedSim()
+    ms = {
+        "sim": WorldModel([shared], renderer, "sim"),
+        "sim+memory": WorldModel([shared, MemoryBackend(known)], renderer, "sim+memory"),
+    }
+    refs = references(ts, renderer)
+    preds = {
+        n: m.predict_many([Query(t.screen, t.action, t.goal) for t in ts], "edit") for n, m in ms.items()
+    }
+    truth = WorldModel([CopyBackend()], renderer, "copy").predict_many(
+        [
+            Query(
+                Screen(t.next_screen.image, t.next_screen.html, t.next_screen.device_scale_factor, t.app),
+                t.action,
+            )
+            for t in ts
+        ],
+        "document",
+    )
+    rows = []
+    for i, t in enumerate(ts):
+        sc = {n: score(p[i], t, refs[i]) for n, p in preds.items()}
+        sc["truth"] = score(truth[i], t, refs[i])
+        fits = len(diff(preds["sim+memory"][i].html or "", t.next_screen.html or "")) <= budget
+        rows.append((group(t.app), sc, fits))
+    print(f"\nroom after sim+memory, in-app ({len(ts)} transitions); edit budget {budget} characters")
+    print(
+        f"{'group (n)':22s} {'metric':8s} {'sim':>7s} {'sim+mem':>7s} {'best of':>7s} {'truth':>7s} {'short':>7s} {'fits':>5s}"
+    )
+    for g in (*GROUPS, "pooled"):
+        mine = [r for r in rows if g in (r[0], "pooled")]
+        if not mine:
+            continue
+        for k in ("ssim", "text_f1"):
+            v = [{n: sc[n][k] or 0.0 for n in sc} for _, sc, _ in mine]
+            short = [max(0.0, x["truth"] - x["sim+memory"]) for x in v]
+            fit = sum(d for d, r in zip(short, mine) if r[2]) / (sum(short) or 1)
+            cols = [
+                [x["sim"] for x in v],
+                [x["sim+memory"] for x in v],
+                [max(x["sim"], x["sim+memory"]) for x in v],
+                [x["truth"] for x in v],
+                short,
+            ]
+            print(
+                f"{f'{g} ({len(mine)})':22s} {k:8s} "
+                + " ".join(f"{sum(c) / len(c):7.4f}" for c in cols)
+                + f" {fit:5.0%}"
+            )
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", default=None, help="corpus with an id-test split (default: the bundled one)")
@@ -307,6 +375,9 @@ def main():
         "--models", default="", help="comma-separated names to run (default: all; copy and sim always)"
     )
     ap.add_argument("--only", choices=("in-app", "unseen"), default=None, help="one setting only")
+    ap.add_argument(
+        "--ceiling", action="store_true", help="only measure the room left after sim+memory in-app"
+    )
     ap.add_argument(
         "--tune-alike", action="store_true", help="only measure memory's min_alike on the train split"
     )
@@ -324,9 +395,20 @@ def main():
     t0 = time.perf_counter()
     train = _transitions(args.corpus, ["train"])
     index = (train, train + _transitions(args.corpus, ["validation"]))
-    if args.tune_alike:
+    if args.tune_alike or args.ceiling:
         with Renderer() as r:
-            tune_alike(r, train, index[1])
+            if args.tune_alike:
+                tune_alike(r, train, index[1])
+            else:
+                ceiling(
+                    r,
+                    [
+                        t
+                        for g in GROUPS
+                        for t in [u for u in in_app if group(u.app) == g][: args.limit or None]
+                    ],
+                    index[1],
+                )
         print(f"\ntotal {time.perf_counter() - t0:.0f} s")
         return
     sets = (
