@@ -304,7 +304,9 @@ def cached_examples(path, cfg, train):
     examples = training_examples(cfg, train)
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_bytes(pickle.dumps({"key": key, "examples": examples}))
+        tmp = Path(path).with_name(f".{Path(path).name}.tmp")  # whole or absent: another run may read it
+        tmp.write_bytes(pickle.dumps({"key": key, "examples": examples}))
+        tmp.replace(path)
     return examples
 
 
