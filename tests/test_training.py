@@ -77,9 +77,13 @@ def test_two_step_grpo_changes_weights_and_logs_rewards(tiny, tmp_path, renderer
 
 
 def test_train_saves_a_checkpoint_predict_next_loads(tmp_path, renderer):
-    cfg = _cfg(tmp_path, sft_steps=1, grpo_steps=1, max_train_examples=2)
+    # SFT moves the weights far from the tiny init; GRPO's KL reference must be the SFT model
+    first = tmp_path / "first"
+    cfg = _cfg(first, sft_steps=2, sft_lr=0.05, grpo_steps=1, beta=0.04, max_train_examples=2)
     final = train(cfg, echo=lambda s: None)
-    assert json.loads((tmp_path / "figures.json").read_text())["sft_loss"] > 0
+    figures = json.loads((first / "figures.json").read_text())
+    assert figures["sft_loss"] > 0
+    assert figures["grpo_kl_first"] < 1e-4, figures["grpo_kl_first"]  # policy and reference alike at step 1
     backend = TransformersBackend(final, device="cpu", max_new_tokens=8)
     # trained without the current HTML in its prompts (the tiny preset), so predicting shows none
     assert not backend.with_html and TransformersBackend(final, device="cpu", with_html=True).with_html

@@ -501,13 +501,17 @@ def time_budget(seconds: float):
 
 
 def grpo_figures(log_history: list[dict]) -> dict:
-    """The first and last logged reward and the share of groups that scored all alike."""
+    """The first and last logged reward, the share of groups that scored all alike, and the KL to
+    the reference model at the first step (with beta > 0; about 0 when the reference is the
+    model GRPO starts from, as it should be)."""
     rewards = [h for h in log_history if "reward" in h]
     flat = [h["frac_reward_zero_std"] for h in log_history if "frac_reward_zero_std" in h]
+    kl = [h["kl"] for h in log_history if "kl" in h]
     return {
         "grpo_reward_first": rewards[0]["reward"] if rewards else None,
         "grpo_reward_last": rewards[-1]["reward"] if rewards else None,
         "grpo_flat_groups": float(np.mean(flat)) if flat else None,
+        "grpo_kl_first": kl[0] if kl else None,
     }
 
 
@@ -717,9 +721,12 @@ def _sft_stage(cfg: TrainConfig, model, processor, examples, out: Path, resume: 
     }
     _save(trainer, processor, out / "sft" / "final", cfg)
     model = trainer.model
-    if procs.deepspeed and cfg.grpo_steps > 0:
-        # a ZeRO-3 engine's partitioned model does not go into a second trainer: GRPO starts
-        # from the saved SFT checkpoint instead
+    if cfg.grpo_steps > 0:
+        # GRPO goes on from the saved SFT checkpoint, not the model in memory: trl builds its
+        # KL reference from the policy's `config._name_or_path`, which for the model SFT trained
+        # in memory still names where SFT started (the tiny preset's random init, or the base
+        # checkpoint), so the KL term pulled GRPO towards that instead of the SFT model. (A
+        # ZeRO-3 engine's partitioned model does not go into a second trainer either.)
         procs.wait()
         model, processor = _load(out / "sft" / "final", cfg)
     return trainer, model, processor, figures
