@@ -152,7 +152,9 @@ PRESETS: dict[str, TrainConfig] = {
     # validation split are left out: on apps nobody here wrote its own edits were a net loss,
     # the sim alone is not (benchmarks/RESULTS.md, eighth and ninth rounds). GRPO stays near the SFT model
     # (beta, a small learning rate) and is also rewarded on the words the render shows: without
-    # both it drifted to one memorised edit on most unseen screens (benchmarks/RESULTS.md).
+    # both it drifted to one memorised edit on most unseen screens (benchmarks/RESULTS.md; that
+    # finding predates 2026-12-07, when `wm train`'s KL reference was still the random init, not
+    # the SFT model: the learning rate, not beta, held it then).
     "small": TrainConfig(
         preset="small",
         output_dir="runs/small",
