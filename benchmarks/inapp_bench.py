@@ -156,18 +156,24 @@ def _print_unknown(g, ms, sub, renderer) -> dict:
     """sim+memory against sim+memory+checkpoint on the transitions where memory knew nothing
     (no exact, destination or near answer): where the learned stage is the only one writing.
     Returns {n, ssim, text_f1}: their count and the checkpoint's gains there (0 when none)."""
+    from worldmodel.score import references, score
+
     knew = ("memory: exact", "memory: destination", "memory: near")
     queries = [Query(t.screen, t.action, t.goal) for t in sub]
-    notes = [p.note for p in ms["sim+memory"].predict_many(queries, "edit")]
-    unknown = [t for t, n in zip(sub, notes) if not any(k in n for k in knew)]
-    choices = _choices(ms["sim+memory+checkpoint"].predict_many(queries, "edit"), notes)
+    pair = ("sim+memory", "sim+memory+checkpoint")
+    preds = {n: ms[n].predict_many(queries, "edit") for n in pair}
+    notes = [p.note for p in preds["sim+memory"]]
+    choices = _choices(preds["sim+memory+checkpoint"], notes)
     print(f"  [{g}] the checkpoint after memory: " + ", ".join(f"{k} {v}" for k, v in choices.items()))
+    unknown = [i for i, n in enumerate(notes) if not any(k in n for k in knew)]
     if not unknown:
         print(f"  [{g}] memory knew something on every transition")
         return {"n": 0, "ssim": 0.0, "text_f1": 0.0, "choices": choices}
-    pair = {n: ms[n] for n in ("sim+memory", "sim+memory+checkpoint")}
-    figs = evaluate(pair, unknown, renderer, None, lpips=None, modes="edit")["backends"]
-    a, b = figs["sim+memory"], figs["sim+memory+checkpoint"]
+    # the predictions above, scored as evaluate() scores them (not made again)
+    refs = references([sub[i] for i in unknown], renderer)
+    scores = {n: [score(preds[n][i], sub[i], r) for i, r in zip(unknown, refs)] for n in pair}
+    mean = {n: {k: _mean_of(sc, k) for k in ("ssim", "text_f1")} for n, sc in scores.items()}
+    a, b = mean["sim+memory"], mean["sim+memory+checkpoint"]
     print(
         f"  [{g}] where memory knew nothing ({len(unknown)} of {len(sub)}): sim+memory SSIM {a['ssim']:.4f} "
         f"text F1 {a['text_f1']:.4f}; +checkpoint {b['ssim'] - a['ssim']:+.4f} / {b['text_f1'] - a['text_f1']:+.4f}"
@@ -178,6 +184,13 @@ def _print_unknown(g, ms, sub, renderer) -> dict:
         "text_f1": b["text_f1"] - a["text_f1"],
         "choices": choices,
     }
+
+
+def _mean_of(scores: list[dict], key: str) -> float:
+    """The mean of `key` over the scores that have it (text F1 is None where a screen has no
+    HTML), as evaluate() takes it; 0 when none has."""
+    vals = [x[key] for x in scores if x[key] is not None]
+    return sum(vals) / len(vals) if vals else 0.0
 
 
 # What the checkpoint after memory did, read off its predictions' notes (worldmodel/backends/hf.py)
