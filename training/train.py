@@ -708,8 +708,8 @@ def _prepare(cfg: TrainConfig, train_ds, procs: Processes, out: Path, say):
 
 
 def _sft_stage(cfg: TrainConfig, model, processor, examples, out: Path, resume: bool, procs: Processes, say):
-    """Stage 1 on the examples SFT imitates: (its trainer, the model and processor GRPO goes on
-    with, its figures); its final model saved under out/sft/final."""
+    """Stage 1 on the examples SFT imitates: (its trainer, None when GRPO follows; the model and
+    processor GRPO goes on with, loaded from out/sft/final where SFT saved it; its figures)."""
     say(f"stage 1: SFT for {cfg.sft_steps} steps")
     start_step = _resumed_step(out / "sft", resume)
     imitate = sft_examples(cfg, examples)
@@ -726,10 +726,23 @@ def _sft_stage(cfg: TrainConfig, model, processor, examples, out: Path, resume: 
         # KL reference from the policy's `config._name_or_path`, which for the model SFT trained
         # in memory still names where SFT started (the tiny preset's random init, or the base
         # checkpoint), so the KL term pulled GRPO towards that instead of the SFT model. (A
-        # ZeRO-3 engine's partitioned model does not go into a second trainer either.)
+        # ZeRO-3 engine's partitioned model does not go into a second trainer either.) The SFT
+        # trainer, its model and optimizer state go first: on a GPU they would sit beside GRPO's.
         procs.wait()
+        del trainer, model
+        _release_memory()
         model, processor = _load(out / "sft" / "final", cfg)
+        return None, model, processor, figures
     return trainer, model, processor, figures
+
+
+def _release_memory() -> None:
+    """Collect what is no longer referenced, and hand the GPU's cached blocks back."""
+    import gc
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _grpo_stage(cfg: TrainConfig, model, processor, examples, out: Path, resume: bool, procs: Processes, say):
