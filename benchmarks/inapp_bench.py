@@ -58,6 +58,11 @@ def group(app: str) -> str:
     )
 
 
+def in_group(ts, g: str, limit: int = 0) -> list:
+    """The transitions of `ts` in group `g`, at most `limit` of them (0: all)."""
+    return [t for t in ts if group(t.app) == g][: limit or None]
+
+
 def _transitions(path, splits):
     dd = load_corpus(path)
     return [t for s in (splits or list(dd)) if s in dd for t in iter_transitions(dd[s], skipped=[])]
@@ -128,7 +133,7 @@ def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index, only=
         ms = {n: m for n, m in ms.items() if n in ("copy", "sim", *only)}
     rows = {}
     for g in GROUPS:
-        sub = [t for t in ts if group(t.app) == g][: limit or None]
+        sub = in_group(ts, g, limit)
         if not sub:
             continue
         for m in ms.values():
@@ -413,15 +418,7 @@ def main():
             if args.tune_alike:
                 tune_alike(r, train, index[1])
             else:
-                ceiling(
-                    r,
-                    [
-                        t
-                        for g in GROUPS
-                        for t in [u for u in in_app if group(u.app) == g][: args.limit or None]
-                    ],
-                    index[1],
-                )
+                ceiling(r, [t for g in GROUPS for t in in_group(in_app, g, args.limit)], index[1])
         print(f"\ntotal {time.perf_counter() - t0:.0f} s")
         return
     sets = (

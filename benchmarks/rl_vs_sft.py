@@ -304,9 +304,7 @@ def cached_examples(path, cfg, train):
     examples = training_examples(cfg, train)
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(path).with_name(f".{Path(path).name}.tmp")  # whole or absent: another run may read it
-        tmp.write_bytes(pickle.dumps({"key": key, "examples": examples}))
-        tmp.replace(path)
+        write_whole(Path(path), pickle.dumps({"key": key, "examples": examples}))  # another run may read it
     return examples
 
 
@@ -535,16 +533,22 @@ def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
 def write_figures(figures, path: Path, mine) -> None:
     """Write `figures`, keeping the seeds another run on the same --out wrote meanwhile (runs that
     score disjoint --seeds side by side, one per core, join in one figures.json), atomically."""
-    import os
-
     if path.exists():
         disk = json.loads(path.read_text())
         if all(disk.get(k) == figures.get(k) for k in ("base", "held_out")):
             for seed, fig in disk.get("seeds", {}).items():
                 if int(seed) not in mine:
                     figures["seeds"][seed] = fig
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(figures, indent=2))
+    write_whole(path, json.dumps(figures, indent=2).encode())
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """`path` written whole or not at all (a temporary file of this process, then renamed): a run
+    beside this one reads it whole or not yet."""
+    import os
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
     tmp.replace(path)
 
 

@@ -720,7 +720,6 @@ def _sft_stage(cfg: TrainConfig, model, processor, examples, out: Path, resume: 
         "sft_steps": {"resumed_from": start_step, "global_step": trainer.state.global_step},
     }
     _save(trainer, processor, out / "sft" / "final", cfg)
-    model = trainer.model
     if cfg.grpo_steps > 0:
         # GRPO goes on from the saved SFT checkpoint, not the model in memory: trl builds its
         # KL reference from the policy's `config._name_or_path`, which for the model SFT trained
@@ -733,7 +732,7 @@ def _sft_stage(cfg: TrainConfig, model, processor, examples, out: Path, resume: 
         _release_memory()
         model, processor = _load(out / "sft" / "final", cfg)
         return None, model, processor, figures
-    return trainer, model, processor, figures
+    return trainer, trainer.model, processor, figures
 
 
 def _release_memory() -> None:
