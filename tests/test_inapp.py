@@ -157,7 +157,17 @@ def test_memory_answers_an_episode_from_the_apps_other_episodes_when_told_to_lea
             assert not mem.complete_edits([q])[0].settled
     assert sorted(groups) == [[0], [1], [2]] and mem.complete_edits([q])[0].settled
     hints = memory_hints(ts, ts, renderer)
-    assert "new</li>" in hints[0] and "new</li>" in hints[1] and hints[2] == ""
+    assert "new</li>" in hints[0].text and "new</li>" in hints[1].text and hints[2].text == ""
+    assert hints[0].known and not hints[2].known  # the app with one episode: memory knew nothing
+    # the examples built on them: where memory knew nothing (the app with one episode, and each
+    # answered transition's copy without its hint) the prompt says so, apart from "no change"
+    from training.data import ExampleOptions, examples_of
+    from worldmodel.prompt import NO_HINT, UNKNOWN_HINT
+
+    opts = ExampleOptions(target="edit", hints=True, hint_source="memory")
+    shown = [e["prompt"][1]["content"][1]["text"] for e in examples_of(ts, opts, renderer)]
+    assert len(shown) == 5 and sum(UNKNOWN_HINT in t for t in shown) == 3
+    assert not any(NO_HINT in t for t in shown)
 
 
 def test_a_checkpoint_hinted_by_memory_takes_the_memory_stage_and_leaves_memorys_answer_when_unsure(
@@ -200,6 +210,29 @@ def test_a_checkpoint_hinted_by_memory_takes_the_memory_stage_and_leaves_memorys
     assert "<li>c</li><li>new</li>" in near.html.replace("\n", "")
     # where memory knows nothing and the model is unsure, the sim's screen is kept
     assert "memory: " not in unknown.note and unknown.html == sim.html
+
+
+def test_a_prompt_tells_memory_knowing_nothing_from_memory_answering_no_change_if_its_card_does(
+    recorded, shots, renderer, tmp_path_factory
+):
+    from worldmodel.backends.hf import TransformersBackend
+    from worldmodel.card import CheckpointCard
+    from worldmodel.prompt import NO_HINT, UNKNOWN_HINT
+    from worldmodel.tiny import build_tiny
+
+    mem = MemoryBackend(recorded)
+    mem.use_renderer(renderer)
+    here, elsewhere = Query(shots(page(["one"])), ADD), Query(shots(page(["one"]), app="elsewhere"), ADD)
+    assert [c.known for c in mem.complete_edits([here, elsewhere])] == [True, False]
+    ckpt = build_tiny(tmp_path_factory.mktemp("tiny"), [page(["one"])], hidden=32, layers=1, vocab_size=300)
+    for told in (True, False):
+        card = CheckpointCard(target="edit", hints=True, hint_source="memory", unknown_hint=told)
+        learned = TransformersBackend(ckpt, device="cpu", card=card, focus=False)
+        learned.use_renderer(renderer)
+        unknown, no_change = (t for t, _ in learned._prompts([here, here], "edit", ["", ""], [False, True]))
+        assert NO_HINT in no_change and UNKNOWN_HINT not in no_change
+        # a card from before the field: one string for both, as that checkpoint was trained
+        assert (UNKNOWN_HINT in unknown, NO_HINT in unknown) == (told, not told)
 
 
 def test_held_out_episodes_keep_their_split_through_every_save(recorded, tmp_path):

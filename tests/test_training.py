@@ -399,6 +399,7 @@ def test_a_checkpoint_trained_on_memorys_answers_is_calibrated_as_on_known_and_u
     final = train(cfg, echo=lambda s: None)
     card = CheckpointCard.read(final)
     assert card.hint_source == "memory" and card.hints and card.min_confidence is not None
+    assert card.unknown_hint  # its prompts told "memory knew nothing" apart (training/data.py)
     gate = json.loads((tmp_path / "out" / "figures.json").read_text())["gate"]
     # asked twice on the validation split: with memory of the app's other episode, and with none
     assert gate["conditions"] == 2 and gate["transitions"] == len(held)

@@ -18,7 +18,7 @@ from worldmodel.focus import action_targets
 from worldmodel.prompt import FOLLOW, MAX_HTML_CHARS, build_messages
 from worldmodel.score import text_score
 from worldmodel.transplant import reaction
-from worldmodel.types import Query
+from worldmodel.types import Completion, Query
 
 
 def to_examples(
@@ -70,7 +70,8 @@ def to_examples(
     a new visit to an app it knows: the model learns when memory is right (`follow`), when the
     screen before memory is (no change), and what to write where memory knows nothing. Each
     transition memory answered also comes back without a hint, as on an app memory has no
-    recordings of.
+    recordings of. Where memory knew nothing the prompt says so (UNKNOWN_HINT), apart from an
+    answer of no change: the checkpoint's card records it (`unknown_hint`).
 
     `after="sim"` (edit targets): the current screen of each example is what the browser's own
     physics made of the recorded screen (the `sim` backend: the field typed into, the box
@@ -109,13 +110,14 @@ class ExampleOptions:
 
 class _Variant(NamedTuple):
     """One example's own part: the action, the target text, the next HTML, whether it is an
-    augmented copy, and the hint its prompt shows."""
+    augmented copy, the hint its prompt shows, and whether the hint's source knew the step."""
 
     action: object
     text: str
     next_html: str
     augmented: bool
     hint: str | None
+    known: bool = True
 
 
 def examples_of(ts: list, opts: ExampleOptions, renderer=None) -> list[dict]:
@@ -131,35 +133,39 @@ def examples_of(ts: list, opts: ExampleOptions, renderer=None) -> list[dict]:
     queries = [Query(t.screen, t.action, t.goal, applied=a) for t, a in zip(ts, applied)]
     targets = action_targets(renderer, queries) if focus else [None] * len(ts)
     words = _words(ts) if opts.typing_copies else []
-    hinted = [None] * len(ts)
-    if opts.hints and focus:
-        hinted = (
-            memory_hints(recorded, ts, renderer, applied)
-            if opts.hint_source == "memory"
-            else app_hints(ts, renderer, applied)
-        )
+    hinted, known = [None] * len(ts), [True] * len(ts)
+    if opts.hints and focus and opts.hint_source == "memory":
+        got = memory_hints(recorded, ts, renderer, applied)
+        hinted, known = [c.text for c in got], [c.known for c in got]
+    elif opts.hints and focus:
+        hinted = app_hints(ts, renderer, applied)
     rng = random.Random(opts.seed)
     out: list[dict] = []
-    for t, n, hint, done in zip(ts, targets, hinted, applied):
-        out += _transition_examples(t, n, hint, done, opts, words, rng)
+    for t, n, hint, k, done in zip(ts, targets, hinted, known, applied):
+        out += _transition_examples(t, n, hint, done, opts, words, rng, k)
         if opts.hint_source == "memory" and hint:
             # and as where memory knows nothing (an app never recorded, a state never visited):
             # without these the model learns to follow, and no longer writes the reactions itself
-            out += _transition_examples(t, n, "", done, opts, words, rng)
+            out += _transition_examples(t, n, "", done, opts, words, rng, known=False)
     return out
 
 
-def _transition_examples(t, n, hint, done: bool, opts: ExampleOptions, words, rng) -> list[dict]:
+def _transition_examples(
+    t, n, hint, done: bool, opts: ExampleOptions, words, rng, known: bool = True
+) -> list[dict]:
     """One transition's examples: the recorded one, its typing copies, and each one's shifted
-    copies (`rng` drawn in that order)."""
+    copies (`rng` drawn in that order); `known` False where the hint's source knew nothing."""
     cur, nxt = t.screen.html or "", t.next_screen.html or ""
     edit = opts.target == "edit" and bool(cur)
     recorded = diff(cur, nxt) if edit else nxt  # a document target where there is no HTML to edit
     if edit and done:  # after the sim: the app's reaction, not the two runs' hover and focus
         recorded = reaction(recorded, cur)
-    variants = [_Variant(t.action, recorded, nxt, False, hint)]
+    variants = [_Variant(t.action, recorded, nxt, False, hint, known)]
     if edit:
-        variants += _typing_copies(t, cur, recorded, hint, words, opts.typing_copies, rng)
+        variants += [
+            v._replace(known=known)
+            for v in _typing_copies(t, cur, recorded, hint, words, opts.typing_copies, rng)
+        ]
     pngs = (t.screen.png(), t.next_screen.png())  # every copy shows the recorded screenshots
     out = []
     for v in variants:
@@ -176,6 +182,7 @@ def _transition_examples(t, n, hint, done: bool, opts: ExampleOptions, words, rn
                 _hidden_first(v.next_html, k),
                 v.augmented,
                 v.hint and _shift_edit(v.hint, k),
+                v.known,
             )
             m = n + k if n else n  # the body (0) keeps its number
             out.append(_example(t, pngs, _hidden_first(cur, k), m, moved, done, opts))
@@ -212,6 +219,7 @@ def _example(t, pngs, cur: str, n, v: _Variant, done: bool, opts: ExampleOptions
         focus=opts.target == "edit",
         target=n,
         hint=v.hint if edit else None,
+        hint_known=v.known,
     )
     vp = t.screen.viewport()
     return {
@@ -284,15 +292,15 @@ def app_hints(ts, renderer, applied: list[bool] | None = None) -> list[str]:
     return out
 
 
-def memory_hints(recorded, ts, renderer, applied: list[bool] | None = None) -> list[str]:
+def memory_hints(recorded, ts, renderer, applied: list[bool] | None = None) -> list[Completion]:
     """Per transition, what same-app memory (worldmodel/backends/memory.py) answers for it from
     the app's *other* recorded episodes (leave-one-episode-out), as an edit of its current screen
-    in `ts` (after the sim: the sim's screen, memory looking up the `recorded` one); "" where
-    memory knows nothing. So a model learns from memory's answers as right and as wrong as they
-    are on a new visit to an app it has recordings of."""
+    in `ts` (after the sim: the sim's screen, memory looking up the `recorded` one); an empty
+    one, not `known`, where memory knows nothing. So a model learns from memory's answers as
+    right and as wrong as they are on a new visit to an app it has recordings of."""
     from worldmodel.backends.memory import MemoryBackend
 
-    out = [""] * len(ts)
+    out = [Completion("", known=False)] * len(ts)
     done = applied or [False] * len(ts)
     usable = [t for t in recorded if t.screen.html and t.next_screen.html]
     if not usable:
@@ -313,7 +321,7 @@ def memory_hints(recorded, ts, renderer, applied: list[bool] | None = None) -> l
             ]
         )
         for i, hint in zip(mine, got):
-            out[i] = hint.text
+            out[i] = hint
     return out
 
 

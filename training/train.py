@@ -586,6 +586,8 @@ def checkpoint_card(cfg: TrainConfig) -> CheckpointCard:
         # hints at prediction time come from the corpus training took them from
         hint_corpus=str(Path(cfg.corpus).resolve()) if (cfg.hints and edit and cfg.corpus) else None,
         hint_source=cfg.hint_source,
+        # memory's hints tell "memory knew nothing" from "no change" (training/data.py)
+        unknown_hint=cfg.hints and edit and cfg.hint_source == "memory",
         after=cfg.after if edit else "",
         completion_budget=cfg.max_completion_length,
         preset=cfg.preset,

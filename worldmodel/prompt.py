@@ -40,6 +40,10 @@ HINT_NOTE = (
     "(write the line `follow` to take all of it as it is):"
 )
 NO_HINT = "(nothing of it carries over to this screen)"
+# Shown instead of NO_HINT where the hint's source knew nothing of the step (memory with no
+# recording like it), on a checkpoint whose card says it was trained so (`unknown_hint`):
+# with one string for both, "write the reaction" and "memory says nothing happens" look alike.
+UNKNOWN_HINT = "(none: no recorded step of this app is like this one)"
 # A line of an edit that stands for the whole hint: choosing the recorded change costs one line,
 # not a copy of it (a model has to copy a long hint token by token, and a small one does not).
 FOLLOW = "follow"
@@ -115,13 +119,15 @@ def prompt_text(
     focus: bool = False,
     target: int | None = None,
     hint: str | None = None,
+    hint_known: bool = True,
 ) -> str:
     """The user turn's text. In "edit" mode the current HTML (numbered, always included) is what
     the model edits and the contract asks for an edit instead of a document. With `focus` (edit
     mode), a line names the element the action acts on (`target`, worldmodel/focus.py) and the
     numbered HTML shown is the part that starts just before it. With `hint` (edit mode; "" when
     nothing carried over), the prompt also shows a recorded transition's edit re-addressed onto
-    this screen (worldmodel/transplant.py): the model learns when to follow it."""
+    this screen (worldmodel/transplant.py): the model learns when to follow it; `hint_known`
+    False says the hint's source knew nothing of this step (UNKNOWN_HINT)."""
     w, h = screen.viewport().width, screen.viewport().height
     lines = [
         f"Screen size: {w}x{h} CSS px.",
@@ -147,7 +153,7 @@ def prompt_text(
             + html
         )
     if edit and hint is not None:
-        lines.append(HINT_NOTE + "\n" + (cut_hint(hint) or NO_HINT))
+        lines.append(HINT_NOTE + "\n" + (cut_hint(hint) or (NO_HINT if hint_known else UNKNOWN_HINT)))
     if applied:
         lines.append(APPLIED_NOTE)
     lines.append(EDIT_CONTRACT if edit else CONTRACT.format(w=w, h=h))
@@ -165,6 +171,7 @@ def build_messages(
     focus: bool = False,
     target: int | None = None,
     hint: str | None = None,
+    hint_known: bool = True,
 ):
     """Chat messages (with one image slot) and the image that fills it."""
     image = draw_action(screen.image, action)
@@ -178,7 +185,17 @@ def build_messages(
                 {
                     "type": "text",
                     "text": prompt_text(
-                        screen, action, goal, with_html, html_chars, mode, applied, focus, target, hint
+                        screen,
+                        action,
+                        goal,
+                        with_html,
+                        html_chars,
+                        mode,
+                        applied,
+                        focus,
+                        target,
+                        hint,
+                        hint_known,
                     ),
                 },
             ],

@@ -293,6 +293,9 @@ class Completion:
 
     `settled`: the text is a recording of this very screen and action (memory's exact or
     destination hit), so later stages of a composed model keep it instead of writing over it.
+    `known` False: the backend had nothing for this step and gave the screen back as it was
+    (memory with no recording like it), which a stage after it tells apart from an answer of
+    "nothing changes".
 
     A backend may return a plain str instead: it stands for `Completion(text)`."""
 
@@ -300,6 +303,7 @@ class Completion:
     note: str = ""
     confidence: float | None = None
     settled: bool = False
+    known: bool = True
 
     def __post_init__(self):
         if not isinstance(self.text, str):

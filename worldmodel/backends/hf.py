@@ -257,14 +257,22 @@ class TransformersBackend(Backend):
         hinted = self._hints(queries)
         out: list[Completion] = [h if h.settled else None for h in hinted]  # type: ignore[misc]
         ask = [i for i, c in enumerate(out) if c is None]
-        got = self._edits([queries[i] for i in ask], [hinted[i].text for i in ask]) if ask else []
+        asked = [hinted[i] for i in ask]
+        got = (
+            self._edits([queries[i] for i in ask], [h.text for h in asked], [h.known for h in asked])
+            if ask
+            else []
+        )
         for i, c in zip(ask, got):
             out[i] = c
         return out
 
-    def _edits(self, queries: list[Query], hints: list[str] | None) -> list[Completion]:
-        """The model's edits of `queries`, each prompt showing its hint where `hints` are given."""
-        prompts = self._prompts(queries, "edit", hints)
+    def _edits(
+        self, queries: list[Query], hints: list[str] | None, known: list[bool] | None = None
+    ) -> list[Completion]:
+        """The model's edits of `queries`, each prompt showing its hint where `hints` are given
+        (`known`: whether the hint's source knew the step, where the card tells them apart)."""
+        prompts = self._prompts(queries, "edit", hints, known)
         raw, confidences = self._batched(prompts)
         texts = _reactions(queries, _followed(raw, hints))
         fallbacks = [self._fallback(h) for h in hints or [""] * len(queries)]
@@ -322,15 +330,20 @@ class TransformersBackend(Backend):
         )
 
     def _prompts(
-        self, queries: list[Query], mode: str, hints: list[str] | None = None
+        self,
+        queries: list[Query],
+        mode: str,
+        hints: list[str] | None = None,
+        known: list[bool] | None = None,
     ) -> list[tuple[str, object]]:
         """(chat text, image) per query; edit prompts name the element each action acts on, and
-        show `hints` where given."""
+        show `hints` where given (saying where their source knew nothing, if the card does)."""
         focus = mode == "edit" and self.focus
         targets = action_targets(self._renderer, queries) if focus else [None] * len(queries)
         hints = hints if hints is not None and mode == "edit" else [None] * len(queries)
+        told = known if known is not None and self.card.unknown_hint else [True] * len(queries)
         out = []
-        for q, target, hint in zip(queries, targets, hints):
+        for q, target, hint, hint_known in zip(queries, targets, hints, told):
             messages, image = build_messages(
                 q.screen,
                 q.action,
@@ -342,6 +355,7 @@ class TransformersBackend(Backend):
                 focus,
                 target,
                 hint,
+                hint_known,
             )
             text = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
             out.append((text, image))

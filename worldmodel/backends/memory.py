@@ -28,7 +28,8 @@ the recorded reaction, browser part included, is nearer the truth); where that s
 it (the browser scrolled, checked, typed) only the app's part of the reaction is carried over
 onto it (on the docs apps the sim's scroll is nearer the truth). Where it knows nothing, that stage's
 screen is kept as it is. An exact or destination answer is marked settled: a stage after memory
-(`sim+memory+CHECKPOINT`) writes only where memory had a near answer or none.
+(`sim+memory+CHECKPOINT`) writes only where memory had a near answer or none; an answer of none
+is marked not known, so that stage can tell it from a near answer of "the app did nothing".
 
 `stats` counts the four outcomes. It indexes the corpus' train and validation splits by
 default, never the id-test or test rows a model is evaluated on.
@@ -336,7 +337,11 @@ class MemoryBackend(Backend):
         for q, o, target in zip(queries, origins, targets):
             if not o.html or not q.screen.html:
                 self.stats["none"] += 1
-                out.append(Completion("" if edit else (q.screen.html or ""), "no HTML to look up: no change"))
+                out.append(
+                    Completion(
+                        "" if edit else (q.screen.html or ""), "no HTML to look up: no change", known=False
+                    )
+                )
                 continue
             i = self._exact(q, target)
             j = self._destination(q, target) if i is None else None
@@ -357,7 +362,7 @@ class MemoryBackend(Backend):
                         if self._kept(self.by_app.get(self._app(q), []))
                         else f"no recordings of app {self._app(q)!r}"
                     )
-                    out.append(Completion("" if edit else q.screen.html, f"{why}: no change"))
+                    out.append(Completion("" if edit else q.screen.html, f"{why}: no change", known=False))
                     continue
                 ed, i, share = got
                 src = self.sources[i]
