@@ -153,9 +153,9 @@ def record(
     folder = Path(out_dir or os.environ.get("WM_HEADLINE_DIR") or RESULTS)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(row, indent=2, ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    from worldmodel.files import write_whole  # the project's one atomic write (imports numpy)
+
+    write_whole(path, json.dumps(row, indent=2, ensure_ascii=False) + "\n")
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     print(f"headline: {shown} (python benchmarks/results_table.py puts it in the README)", file=sys.stderr)
     return path

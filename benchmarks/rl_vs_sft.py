@@ -63,6 +63,7 @@ from training.train import (
 )
 from worldmodel.backends import Query
 from worldmodel.backends.hf import TransformersBackend
+from worldmodel.files import write_whole
 from worldmodel.offline import require_checkpoint
 
 
@@ -540,16 +541,6 @@ def write_figures(figures, path: Path, mine) -> None:
                 if int(seed) not in mine:
                     figures["seeds"][seed] = fig
     write_whole(path, json.dumps(figures, indent=2).encode())
-
-
-def write_whole(path: Path, data: bytes) -> None:
-    """`path` written whole or not at all (a temporary file of this process, then renamed): a run
-    beside this one reads it whole or not yet."""
-    import os
-
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
 
 
 def finish(figures, path: Path, mine=()):

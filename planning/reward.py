@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import numpy as np
 
 from render import Renderer, RenderError
 from render.metrics import visible_text
+from worldmodel.files import write_whole
 from worldmodel.types import Action, Prediction, Screen, Transition
 
 from .progress import SUBMIT_WORDS, GoalSpec, TaskState, TaskStates, requirements_met, target_box
@@ -166,11 +165,7 @@ class LearnedReward(ValueScorer):
             "done": self.done_w.tolist(),
             "trained_on": self.trained_on,
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-        os.replace(tmp, path)
-        return path
+        return write_whole(path, json.dumps(data, indent=1))
 
     @classmethod
     def load(cls, path, renderer: Renderer | None = None) -> LearnedReward:

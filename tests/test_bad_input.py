@@ -257,3 +257,21 @@ def test_a_saved_corpus_carries_its_dataset_card(tmp_path):
     assert "| miniwob-demo | train | 3 | miniwob | MIT" in card and "0.9900" in card
     assert "| phone-x | test | 2 | phone | Apache-2.0" in card
     assert "| action | struct{type, x, y, direction, text, key, app} |" in card
+
+
+def test_a_file_written_whole_keeps_the_old_one_when_the_write_fails(tmp_path):
+    """One atomic write for cards, figures and predicted pages: a failure leaves the old file and no
+    temporary file; a success replaces it whole."""
+    from worldmodel.files import write_whole
+
+    path = tmp_path / "figures.json"
+    write_whole(path, '{"ssim": 0.5}')
+    with pytest.raises(TypeError):
+        write_whole(path, 12345)  # neither text nor bytes
+    (tmp_path / "busy").mkdir()
+    with pytest.raises(OSError):
+        write_whole(tmp_path / "busy", "x")  # the temporary file is written, the rename fails
+    assert path.read_text() == '{"ssim": 0.5}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["busy", "figures.json"]
+    write_whole(path, b"\x89PNG")
+    assert path.read_bytes() == b"\x89PNG"

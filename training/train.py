@@ -24,6 +24,7 @@ from render.proctree import chromium_browsers
 from worldmodel.card import CheckpointCard
 from worldmodel.dataset import load_corpus, row_action
 from worldmodel.device import on_cpu, resolve_device, resolve_dtype
+from worldmodel.files import write_whole
 
 from .config import TrainConfig
 from .data import grpo_dataset, sft_dataset, to_examples
@@ -634,13 +635,6 @@ def _calibrate(final: Path, validation, echo: Callable[[str], None], train=None)
     return {"min_confidence": gate, **figs}
 
 
-def _write_json(path: Path, data) -> None:
-    """`path` written whole or not at all."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2))
-    tmp.replace(path)
-
-
 CPU_LAUNCH_NOTE = (
     "note: `accelerate launch --cpu` starts one process (accelerate spawns CPU processes only"
     " through mpirun); for N processes on a machine without GPUs: accelerate launch --multi_gpu"
@@ -680,7 +674,7 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         return final
     if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:
         figures["gate"] = _calibrate(final, dd["validation"], echo, dd.get("train"))
-    _write_json(out / "figures.json", figures)
+    write_whole(out / "figures.json", json.dumps(figures, indent=2))
     echo(f"saved {final}: {json.dumps(figures)}")
     return final
 
@@ -702,7 +696,7 @@ def _prepare(cfg: TrainConfig, train_ds, procs: Processes, out: Path, say):
         say(f"edit targets: GRPO completions up to {cfg.max_completion_length} tokens")
     # the run's configuration as it trains: with the measured completion budget, not the preset's
     if procs.main:
-        _write_json(out / "config.json", cfg.to_dict())
+        write_whole(out / "config.json", json.dumps(cfg.to_dict(), indent=2))
     say(f"model: {start} ({sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters)")
     if procs.count > 1:
         say(f"{procs.count} processes: each renders and scores its own completions (ranks/rank<N>.jsonl)")

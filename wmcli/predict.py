@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
 
+from worldmodel.files import write_whole
 from worldmodel.spec import DEFAULT_MODEL
 
 MODEL_HELP = "copy, sim, retrieval[:CORPUS], memory[:CORPUS], hf:PATH, a checkpoint folder, openai:URL#MODEL (A+B composes)"
@@ -63,9 +63,9 @@ def predict_command(
     with WorldModel.load(spec) as wm:
         p = wm.predict(s, act, goal, mode)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out, p.html.encode("utf-8"))
+    write_whole(out, p.html.encode("utf-8"))
     if p.edit is not None:
-        _atomic_write(out.with_suffix(".edit"), p.edit.encode("utf-8"))
+        write_whole(out.with_suffix(".edit"), p.edit.encode("utf-8"))
     if p.note:
         typer.echo(f"note: {p.note}", err=True)
     if not p.ok:
@@ -73,13 +73,7 @@ def predict_command(
     png = out.with_suffix(".png")
     from worldmodel.types import png_bytes
 
-    _atomic_write(png, png_bytes(p.image))
+    write_whole(png, png_bytes(p.image))
     typer.echo(
         f"wrote {out} and {png} ({p.timings['generate_s']:.2f}s generate, {p.timings['render_s']:.2f}s render)"
     )
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_bytes(data)
-    tmp.replace(path)

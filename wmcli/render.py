@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
 
 from render.renderer import PHONE_HEIGHT, PHONE_WIDTH, Renderer, Viewport, read_html
+from worldmodel.files import write_whole
 
 
 def _read_page(page: Path) -> str:
@@ -31,7 +31,5 @@ def render_command(
     with Renderer(pool_size=1, timeout_s=timeout, allow_scripts=scripts) as r:
         res = r.render(html, Viewport(width, height, scale))  # RenderError: one line, exit 1
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    res.save(tmp)
-    tmp.replace(out)
+    write_whole(out, res.png)
     typer.echo(f"{out}: {res.image.shape[1]}x{res.image.shape[0]} in {res.elapsed_s:.2f}s")

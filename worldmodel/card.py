@@ -17,10 +17,10 @@ checkpoints were asked before.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
+from .files import write_whole
 from .prompt import MAX_HTML_CHARS
 
 CARD_FILE = "worldmodel.json"
@@ -102,11 +102,7 @@ class CheckpointCard:
     # ---- files ---------------------------------------------------------------
     def write(self, folder: str | Path) -> Path:
         """Write the card into `folder`, whole or not at all (a temporary file, then one rename)."""
-        path = Path(folder) / CARD_FILE
-        tmp = path.with_name(f".{CARD_FILE}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n")
-        tmp.replace(path)
-        return path
+        return write_whole(Path(folder) / CARD_FILE, json.dumps(asdict(self), indent=2) + "\n")
 
     @classmethod
     def read(cls, folder: str | Path) -> CheckpointCard | None:
