@@ -140,8 +140,15 @@ def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index, only=
             if isinstance(m.stages[-1], MemoryBackend):
                 m.stages[-1].stats.clear()  # this group's hit counts
         t0 = time.perf_counter()
+        kept: dict = {}
         figs = evaluate(
-            ms, sub, renderer, None, lpips=None, modes={n: "document" if n == "copy" else "edit" for n in ms}
+            ms,
+            sub,
+            renderer,
+            None,
+            lpips=None,
+            modes={n: "document" if n == "copy" else "edit" for n in ms},
+            keep=kept,
         )
         rates = {
             n: m.stages[-1].hit_rates() for n, m in ms.items() if isinstance(m.stages[-1], MemoryBackend)
@@ -149,7 +156,7 @@ def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index, only=
         rows[g] = figs
         _print_group(g, figs, rates, time.perf_counter() - t0)
         if "sim+memory+checkpoint" in ms and "sim+memory" in ms:
-            figs["memory_knew_nothing"] = _print_unknown(g, ms, sub, renderer)
+            figs["memory_knew_nothing"] = _print_unknown(g, kept, len(sub))
     for m in ms.values():
         m.close()
     if len(rows) > 1:
@@ -157,16 +164,14 @@ def run_set(label, ts, renderer, corpus, checkpoint, in_app, limit, index, only=
     return rows
 
 
-def _print_unknown(g, ms, sub, renderer) -> dict:
+def _print_unknown(g, kept, n_sub) -> dict:
     """sim+memory against sim+memory+checkpoint on the transitions where memory knew nothing
     (no exact, destination or near answer): where the learned stage is the only one writing.
-    Returns {n, ssim, text_f1}: their count and the checkpoint's gains there (0 when none)."""
-    from worldmodel.score import references, score
-
+    `kept`: evaluate()'s predictions and scores of the group. Returns {n, ssim, text_f1}: their
+    count and the checkpoint's gains there (0 when none)."""
     knew = ("memory: exact", "memory: destination", "memory: near")
-    queries = [Query(t.screen, t.action, t.goal) for t in sub]
     pair = ("sim+memory", "sim+memory+checkpoint")
-    preds = {n: ms[n].predict_many(queries, "edit") for n in pair}
+    preds = {n: [p for p, _ in kept[n]] for n in pair}
     notes = [p.note for p in preds["sim+memory"]]
     choices = _choices(preds["sim+memory+checkpoint"], notes)
     print(f"  [{g}] the checkpoint after memory: " + ", ".join(f"{k} {v}" for k, v in choices.items()))
@@ -174,13 +179,11 @@ def _print_unknown(g, ms, sub, renderer) -> dict:
     if not unknown:
         print(f"  [{g}] memory knew something on every transition")
         return {"n": 0, "ssim": 0.0, "text_f1": 0.0, "choices": choices}
-    # the predictions above, scored as evaluate() scores them (not made again)
-    refs = references([sub[i] for i in unknown], renderer)
-    scores = {n: [score(preds[n][i], sub[i], r) for i, r in zip(unknown, refs)] for n in pair}
+    scores = {n: [kept[n][i][1] for i in unknown] for n in pair}
     mean = {n: {k: _mean_of(sc, k) for k in ("ssim", "text_f1")} for n, sc in scores.items()}
     a, b = mean["sim+memory"], mean["sim+memory+checkpoint"]
     print(
-        f"  [{g}] where memory knew nothing ({len(unknown)} of {len(sub)}): sim+memory SSIM {a['ssim']:.4f} "
+        f"  [{g}] where memory knew nothing ({len(unknown)} of {n_sub}): sim+memory SSIM {a['ssim']:.4f} "
         f"text F1 {a['text_f1']:.4f}; +checkpoint {b['ssim'] - a['ssim']:+.4f} / {b['text_f1'] - a['text_f1']:+.4f}"
     )
     return {

@@ -246,8 +246,17 @@ def test_evaluate_per_app_figures_weigh_back_to_the_whole(renderer):
         "copy": WorldModel.load("copy", renderer=renderer),
         "sim": WorldModel.load("sim", renderer=renderer),
     }
-    fig = evaluate(models, ts, renderer, lpips=None, modes={"copy": "document", "sim": "edit"})
+    kept: dict = {}
+    fig = evaluate(models, ts, renderer, lpips=None, modes={"copy": "document", "sim": "edit"}, keep=kept)
+    # what a caller reads off the same run: each transition's prediction and score, in order
+    for name in models:
+        assert len(kept[name]) == len(ts) and all(p.ok for p, _ in kept[name])
+        mean = sum(sc["ssim"] for _, sc in kept[name]) / len(ts)
+        assert fig["backends"][name]["ssim"] == pytest.approx(mean)
     per_app = fig["per_app"]
+    for name in models:  # in the transitions' order: the first three are the first app's
+        first = sum(sc["ssim"] for _, sc in kept[name][:3]) / 3
+        assert per_app[apps[0]]["backends"][name]["ssim"] == pytest.approx(first)
     assert list(per_app) == apps and sum(v["n"] for v in per_app.values()) == len(ts)
     for name in models:
         for k, whole in (("ssim", "ssim"), ("text_f1", "text_f1"), ("gain", "gain_over_copy")):

@@ -43,6 +43,7 @@ def evaluate(
     modes: dict[str, str] | str | None = None,
     embedders: dict | None = None,
     judge=None,
+    keep: dict | None = None,
 ) -> dict:
     """Per backend: SSIM, LPIPS, text F1, element F1, render-failure rate, latency, copy-correlation,
     and what it generated (characters of completion; in edit mode, of the edit); and the
@@ -60,7 +61,11 @@ def evaluate(
     Code2World's own scores, where asked: `embedders` ({"siglip": ImageEmbedder, "dino": ...},
     worldmodel/embed.py) add the cosine of the render's and the real next screen's embeddings
     (a failed render 0); `judge` (worldmodel/judge.py) adds its four scores, `judge_S_ad` ...
-    on 0-100, and `judge_answered`, the share of transitions it scored."""
+    on 0-100, and `judge_answered`, the share of transitions it scored.
+
+    `keep`, where given a dict, gets each backend's (Prediction, score) per transition, in order,
+    under its name: a caller reads more off the same run (a subset's scores, what a stage chose)
+    without predicting and rendering again."""
     lpips, lpips_note = _lpips(lpips)
     out = Path(out_dir) if out_dir else None
     if out:
@@ -84,6 +89,8 @@ def evaluate(
             for j, (t, p) in enumerate(zip(chunk, preds)):
                 i = s + j
                 sc = {**score(p, t, refs[i], lpips), **extra[j]}
+                if keep is not None:
+                    keep.setdefault(name, []).append((p, sc))
                 for k, v in sc.items():
                     if v is not None or k.startswith("judge_"):  # judge: None counts as unanswered
                         per.setdefault(k, []).append(v)
