@@ -540,7 +540,7 @@ def write_figures(figures, path: Path, mine) -> None:
             for seed, fig in disk.get("seeds", {}).items():
                 if int(seed) not in mine:
                     figures["seeds"][seed] = fig
-    write_whole(path, json.dumps(figures, indent=2).encode())
+    write_whole(path, json.dumps(figures, indent=2))
 
 
 def finish(figures, path: Path, mine=()):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from worldmodel.files import write_whole
 from worldmodel.spec import DEFAULT_MODEL
 
 from .predict import MODEL_HELP, parse_model
@@ -135,8 +136,8 @@ def _report(by_split: dict, names: list[str], out: Path) -> None:
         return
     table = side_by_side(by_split)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "figures.json").write_text(json.dumps(by_split, indent=2))
-    (out / "table.md").write_text(table + "\n")
+    write_whole(out / "figures.json", json.dumps(by_split, indent=2))
+    write_whole(out / "table.md", table + "\n")
     typer.echo(table)
     typer.echo("reports: " + ", ".join(str(out / s / "report.html") for s in names))
 

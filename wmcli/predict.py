@@ -63,9 +63,9 @@ def predict_command(
     with WorldModel.load(spec) as wm:
         p = wm.predict(s, act, goal, mode)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_whole(out, p.html.encode("utf-8"))
+    write_whole(out, p.html)
     if p.edit is not None:
-        write_whole(out.with_suffix(".edit"), p.edit.encode("utf-8"))
+        write_whole(out.with_suffix(".edit"), p.edit)
     if p.note:
         typer.echo(f"note: {p.note}", err=True)
     if not p.ok:

@@ -14,6 +14,7 @@ from render import Renderer
 from render.metrics import LPIPS, MetricUnavailable
 
 from .backends import Backend
+from .files import write_whole
 from .judge import SCORES
 from .model import WorldModel
 from .report import heat_map, write_report
@@ -105,7 +106,7 @@ def evaluate(
     _against_copy_backend(figures["backends"])
     figures["per_app"] = _per_app(transitions, rows, list(backends))
     if out:
-        (out / "figures.json").write_text(json.dumps(figures, indent=2))
+        write_whole(out / "figures.json", json.dumps(figures, indent=2))
         write_report(out, figures, transitions, rows, list(backends), copy_ssim)
     return figures
 

@@ -1,9 +1,11 @@
 """Files written whole or not at all.
 
 Why: a checkpoint card, a figures file or a predicted page that a crash leaves half-written, or
-that a run beside this one reads half-written, is worse than none. Every writer in the project
-goes through `write_whole`: a temporary file of this process beside the target, then one rename,
-which is atomic within one folder on POSIX. What was at `path` before stays until the rename.
+that a run beside this one reads half-written, is worse than none. Every file a command or a run
+hands its reader (checkpoint cards, figures, reports, predicted pages and images, headlines) goes
+through `write_whole`: a temporary file of this process beside the target, then one rename, which
+is atomic within one folder on POSIX. What was at `path` before stays until the rename. (A corpus
+is written as a folder and swapped whole: corpus/store.py.)
 """
 
 from __future__ import annotations

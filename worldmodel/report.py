@@ -16,6 +16,7 @@ import json
 import numpy as np
 from PIL import Image
 
+from .files import write_whole
 from .prompt import draw_action
 
 METRICS = [
@@ -223,7 +224,7 @@ def write_report(
         f"<details><summary>figures.json</summary><pre>{htmllib.escape(json.dumps(figures, indent=2))}</pre></details>"
         f"<script>{SCRIPT}</script></body></html>"
     )
-    (out / "report.html").write_text(page, encoding="utf-8")
+    write_whole(out / "report.html", page)
 
 
 def _code2world(r: dict) -> str:
