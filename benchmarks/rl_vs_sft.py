@@ -620,6 +620,15 @@ def finish(figures, path: Path, mine=()):
             grpo_reward_flat_in=figures["grpo_reward_flat_in"],
             grpo_reward_rise_over_seeds=figures.get("grpo_reward_rise_over_seeds"),
             by_split=by_split,
+            # each seed's arms (the checkpoints live outside git: a lost machine keeps these)
+            per_seed={
+                n: {
+                    seed: {a: {k: round(f["splits"][n][a][k], 4) for k in ("ssim", "text_f1")} for a in ARMS}
+                    for seed, f in scored.items()
+                    if n in f.get("splits", {})
+                }
+                for n in names
+            },
             not_met="; ".join(missed) or None,
         )
 
