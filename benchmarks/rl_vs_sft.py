@@ -261,7 +261,7 @@ def main():
             figures[f"sft_plus_sft_{n}"] = score(sft, cfg, test, r, args.max_new_tokens)
             figures[f"sft_plus_grpo_{n}"] = score(rl, cfg, test, r, args.max_new_tokens)
             figures["seconds"].update({f"extra_sft_{n}": t_sft, f"extra_grpo_{n}": t_rl})
-    (out / "figures.json").write_text(json.dumps(figures, indent=2))
+    write_whole(out / "figures.json", json.dumps(figures, indent=2))
     print(json.dumps(figures, indent=2))
     for n in args.extra_steps:
         for k in ("r_sem", "r_act", "r_format"):
@@ -277,6 +277,8 @@ UNBOUNDED_STEPS = 100_000
 # What each arm is scored on, in the summary's order.
 SCORES = ("ssim", "text_f1", "r_sem", "r_text", "r_act", "r_format")
 ARMS = ("sft_only", "sft_plus_grpo")
+# The scores the headline keeps per held-out set and per seed.
+HEADLINE_SCORES = ("ssim", "text_f1")
 # Per-step figures a curve keeps (trl's log names), where logged.
 CURVE_KEYS = (
     "reward",
@@ -367,12 +369,12 @@ def write_curve(d: Path, log_history: list[dict]) -> list[dict]:
             }
         )
     d.mkdir(parents=True, exist_ok=True)
-    (d / "curve.json").write_text(json.dumps(rows, indent=1))
+    write_whole(d / "curve.json", json.dumps(rows, indent=1))
     cols = ["step", "elapsed_s", "cpu_s", *[k for k in CURVE_KEYS if any(k in r for r in rows)]]
     lines = [",".join(cols)] + [
         ",".join("" if r.get(c) is None else f"{r[c]:.6g}" for c in cols) for r in rows
     ]
-    (d / "curve.csv").write_text("\n".join(lines) + "\n")
+    write_whole(d / "curve.csv", "\n".join(lines) + "\n")
     return rows
 
 
@@ -457,7 +459,7 @@ def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
                             "path": str(at),
                         }
                     )
-                    (d / "snapshots.json").write_text(json.dumps(saved, indent=1))
+                    write_whole(d / "snapshots.json", json.dumps(saved, indent=1))
 
                 tr, _ = run_grpo(
                     c,
@@ -478,7 +480,7 @@ def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
                 arm["grpo_reward_flatness"] = flatness([x["reward"] for x in curve if "reward" in x])
                 arm["snapshots"] = saved
                 save_checkpoint(tr, proc, d / "final", c)
-                (d / "arm.json").write_text(json.dumps(arm, indent=2))
+                write_whole(d / "arm.json", json.dumps(arm, indent=2))
                 print(f"seed {seed} grpo:", json.dumps(arm))
             if (d / "arm.json").exists():
                 fig.update(json.loads((d / "arm.json").read_text()))
@@ -505,7 +507,7 @@ def equal_compute(args, cfg, base, examples, imitate, sets, figures, out: Path):
                 curve = write_curve(d, tr.state.log_history)
                 arm["sft_loss_flatness"] = flatness([x["loss"] for x in curve if "loss" in x])
                 save_checkpoint(tr, proc, d / "final", c)
-                (d / "arm.json").write_text(json.dumps(arm, indent=2))
+                write_whole(d / "arm.json", json.dumps(arm, indent=2))
             if (d / "arm.json").exists():
                 fig.update(json.loads((d / "arm.json").read_text()))
             scored_on = {name: len(v) for name, v in sets.items()}
@@ -593,7 +595,7 @@ def finish(figures, path: Path, mine=()):
                 k: {x: round(v[x], 4) for x in ("sft_only", "sft_plus_grpo", "mean_lead", "spread")}
                 | {"seeds_ahead_by_more_than_spread": f"{v['wins_beyond_spread']} of {len(v['lead'])}"}
                 for k, v in figures["summary_by_split"][n].items()
-                if k in ("ssim", "text_f1")
+                if k in HEADLINE_SCORES
             }
             for n in names
             if figures["summary_by_split"].get(n)
@@ -623,7 +625,7 @@ def finish(figures, path: Path, mine=()):
             # each seed's arms (the checkpoints live outside git: a lost machine keeps these)
             per_seed={
                 n: {
-                    seed: {a: {k: round(f["splits"][n][a][k], 4) for k in ("ssim", "text_f1")} for a in ARMS}
+                    seed: {a: {k: round(f["splits"][n][a][k], 4) for k in HEADLINE_SCORES} for a in ARMS}
                     for seed, f in scored.items()
                     if n in f.get("splits", {})
                 }
@@ -671,7 +673,7 @@ def score_checkpoints(args, cfg, sets, out: Path):
             print(path, json.dumps(res[path]))
     tag = "_".join(f"{n}{len(v)}" for n, v in sets.items())
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"scores_{tag}.json").write_text(json.dumps(res, indent=2))
+    write_whole(out / f"scores_{tag}.json", json.dumps(res, indent=2))
 
 
 def curve_table(out: Path, seeds, budget: float, bins: int = 5) -> str:
