@@ -217,7 +217,7 @@ def test_a_prompt_tells_memory_knowing_nothing_from_memory_answering_no_change_i
 ):
     from worldmodel.backends.hf import TransformersBackend
     from worldmodel.card import CheckpointCard
-    from worldmodel.prompt import NO_HINT, UNKNOWN_HINT
+    from worldmodel.prompt import HINT_NOTE, MEMORY_HINT_NOTE, NO_HINT, UNKNOWN_HINT
     from worldmodel.tiny import build_tiny
 
     mem = MemoryBackend(recorded)
@@ -226,13 +226,17 @@ def test_a_prompt_tells_memory_knowing_nothing_from_memory_answering_no_change_i
     assert [c.known for c in mem.complete_edits([here, elsewhere])] == [True, False]
     ckpt = build_tiny(tmp_path_factory.mktemp("tiny"), [page(["one"])], hidden=32, layers=1, vocab_size=300)
     for told in (True, False):
-        card = CheckpointCard(target="edit", hints=True, hint_source="memory", unknown_hint=told)
+        card = CheckpointCard(
+            target="edit", hints=True, hint_source="memory", unknown_hint=told, own_app_note=told
+        )
         learned = TransformersBackend(ckpt, device="cpu", card=card, focus=False)
         learned.use_renderer(renderer)
         unknown, no_change = (t for t, _ in learned._prompts([here, here], "edit", ["", ""], [False, True]))
         assert NO_HINT in no_change and UNKNOWN_HINT not in no_change
-        # a card from before the field: one string for both, as that checkpoint was trained
+        # a card from before the fields: one string for both, and memory's hints said to come
+        # "from another app", as that checkpoint was trained
         assert (UNKNOWN_HINT in unknown, NO_HINT in unknown) == (told, not told)
+        assert (MEMORY_HINT_NOTE in unknown, HINT_NOTE in unknown) == (told, not told)
 
 
 def test_held_out_episodes_keep_their_split_through_every_save(recorded, tmp_path):

@@ -17,7 +17,7 @@ from worldmodel.backends.hf import TransformersBackend
 from worldmodel.card import CheckpointCard
 from worldmodel.dataset import iter_transitions
 from worldmodel.edit import apply, diff
-from worldmodel.prompt import FOLLOW, HINT_NOTE, NO_HINT, cut_hint, expand_follow
+from worldmodel.prompt import FOLLOW, HINT_NOTE, HINT_NOTES, NO_HINT, cut_hint, expand_follow
 
 
 def _cfg(tmp_path, **kw):
@@ -213,9 +213,10 @@ def test_shift_copies_move_every_number_by_the_hidden_elements(renderer):
 
 def _hint(example) -> str | None:
     text = example["prompt"][1]["content"][1]["text"]
-    if HINT_NOTE not in text:
+    note = next((n for n in HINT_NOTES.values() if n in text), None)
+    if note is None:
         return None
-    return text.split(HINT_NOTE + "\n", 1)[1].split("\nOutput only the edit", 1)[0]
+    return text.split(note + "\n", 1)[1].split("\nOutput only the edit", 1)[0]
 
 
 def _edit_of(example) -> str:
@@ -400,6 +401,7 @@ def test_a_checkpoint_trained_on_memorys_answers_is_calibrated_as_on_known_and_u
     card = CheckpointCard.read(final)
     assert card.hint_source == "memory" and card.hints and card.min_confidence is not None
     assert card.unknown_hint  # its prompts told "memory knew nothing" apart (training/data.py)
+    assert card.own_app_note  # and said memory's hints are the app's own recordings
     gate = json.loads((tmp_path / "out" / "figures.json").read_text())["gate"]
     # asked twice on the validation split: with memory of the app's other episode, and with none
     assert gate["conditions"] == 2 and gate["transitions"] == len(held)

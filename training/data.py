@@ -220,6 +220,7 @@ def _example(t, pngs, cur: str, n, v: _Variant, done: bool, opts: ExampleOptions
         target=n,
         hint=v.hint if edit else None,
         hint_known=v.known,
+        hint_source=opts.hint_source,
     )
     vp = t.screen.viewport()
     return {

@@ -589,6 +589,7 @@ def checkpoint_card(cfg: TrainConfig) -> CheckpointCard:
         hint_source=cfg.hint_source,
         # memory's hints tell "memory knew nothing" from "no change" (training/data.py)
         unknown_hint=cfg.hints and edit and cfg.hint_source == "memory",
+        own_app_note=cfg.hints and edit and cfg.hint_source == "memory",
         after=cfg.after if edit else "",
         completion_budget=cfg.max_completion_length,
         preset=cfg.preset,

@@ -60,6 +60,9 @@ class CheckpointCard:
     # edit prompts say where the hint's source knew nothing of the step (UNKNOWN_HINT), apart
     # from an answer of no change; cards written before this field show one string for both
     unknown_hint: bool = False
+    # edit prompts say memory's hints come from this app's own recordings (MEMORY_HINT_NOTE);
+    # cards before this field were trained with "from another app" for memory's hints too
+    own_app_note: bool = False
     # "sim": trained on what the browser's physics made of the screen, so it runs as `sim+PATH`
     after: str = ""
     # the edit gate: an edit whose mean log-probability per token is below it is left out
@@ -80,8 +83,10 @@ class CheckpointCard:
             problems.append(f"after {self.after!r} is not 'sim' or ''")
         if self.hint_source not in HINT_SOURCES:
             problems.append(f"hint_source {self.hint_source!r} is not one of {', '.join(HINT_SOURCES)}")
-        if not all(isinstance(v, bool) for v in (self.with_html, self.hints, self.unknown_hint)):
-            problems.append("with_html, hints and unknown_hint are true or false")
+        if not all(
+            isinstance(v, bool) for v in (self.with_html, self.hints, self.unknown_hint, self.own_app_note)
+        ):
+            problems.append("with_html, hints, unknown_hint and own_app_note are true or false")
         if isinstance(self.html_chars, bool) or not isinstance(self.html_chars, int) or self.html_chars < 0:
             problems.append(f"html_chars {self.html_chars!r} is not a count of characters")
         if self.completion_budget is not None and (

@@ -39,6 +39,15 @@ HINT_NOTE = (
     "its screen like this; its edit, re-addressed onto this screen, may or may not fit here "
     "(write the line `follow` to take all of it as it is):"
 )
+# The same note for hints from this app's own recordings (memory, worldmodel/backends/memory.py),
+# on a checkpoint whose card says it was trained so (`own_app_note`); cards before it were shown
+# HINT_NOTE, "from another app", for memory's hints too.
+MEMORY_HINT_NOTE = (
+    "A recorded step of this same app like this one (from its other recordings) changed its "
+    "screen like this; its edit, re-addressed onto this screen, may or may not fit here "
+    "(write the line `follow` to take all of it as it is):"
+)
+HINT_NOTES = {"retrieval": HINT_NOTE, "memory": MEMORY_HINT_NOTE}
 NO_HINT = "(nothing of it carries over to this screen)"
 # Shown instead of NO_HINT where the hint's source knew nothing of the step (memory with no
 # recording like it), on a checkpoint whose card says it was trained so (`unknown_hint`):
@@ -120,6 +129,7 @@ def prompt_text(
     target: int | None = None,
     hint: str | None = None,
     hint_known: bool = True,
+    hint_source: str = "retrieval",
 ) -> str:
     """The user turn's text. In "edit" mode the current HTML (numbered, always included) is what
     the model edits and the contract asks for an edit instead of a document. With `focus` (edit
@@ -127,7 +137,8 @@ def prompt_text(
     numbered HTML shown is the part that starts just before it. With `hint` (edit mode; "" when
     nothing carried over), the prompt also shows a recorded transition's edit re-addressed onto
     this screen (worldmodel/transplant.py): the model learns when to follow it; `hint_known`
-    False says the hint's source knew nothing of this step (UNKNOWN_HINT)."""
+    False says the hint's source knew nothing of this step (UNKNOWN_HINT); `hint_source` picks
+    the note that says where the hint comes from (HINT_NOTES)."""
     w, h = screen.viewport().width, screen.viewport().height
     lines = [
         f"Screen size: {w}x{h} CSS px.",
@@ -153,7 +164,9 @@ def prompt_text(
             + html
         )
     if edit and hint is not None:
-        lines.append(HINT_NOTE + "\n" + (cut_hint(hint) or (NO_HINT if hint_known else UNKNOWN_HINT)))
+        lines.append(
+            HINT_NOTES[hint_source] + "\n" + (cut_hint(hint) or (NO_HINT if hint_known else UNKNOWN_HINT))
+        )
     if applied:
         lines.append(APPLIED_NOTE)
     lines.append(EDIT_CONTRACT if edit else CONTRACT.format(w=w, h=h))
@@ -172,6 +185,7 @@ def build_messages(
     target: int | None = None,
     hint: str | None = None,
     hint_known: bool = True,
+    hint_source: str = "retrieval",
 ):
     """Chat messages (with one image slot) and the image that fills it."""
     image = draw_action(screen.image, action)
@@ -196,6 +210,7 @@ def build_messages(
                         target,
                         hint,
                         hint_known,
+                        hint_source,
                     ),
                 },
             ],

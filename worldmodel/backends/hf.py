@@ -342,6 +342,8 @@ class TransformersBackend(Backend):
         targets = action_targets(self._renderer, queries) if focus else [None] * len(queries)
         hints = hints if hints is not None and mode == "edit" else [None] * len(queries)
         told = known if known is not None and self.card.unknown_hint else [True] * len(queries)
+        # the note a checkpoint was trained with: older cards said "another app" for memory too
+        source = self.hint_source if self.card.own_app_note else "retrieval"
         out = []
         for q, target, hint, hint_known in zip(queries, targets, hints, told):
             messages, image = build_messages(
@@ -356,6 +358,7 @@ class TransformersBackend(Backend):
                 target,
                 hint,
                 hint_known,
+                source,
             )
             text = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
             out.append((text, image))
