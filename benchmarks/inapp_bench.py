@@ -19,7 +19,11 @@ one run: the baselines are measured beside the models.
 better of memory's answer and the sim's screen chosen per transition by the real next screen (a
 stage that only decides whether memory's answer stands, at its best), the real next HTML
 rendered (what any stage that writes the truth would score), and how much of what `sim+memory`
-misses lies on transitions whose edit to the truth fits the `small` preset's edit budget.
+misses lies on transitions whose edit to the truth fits the `small` preset's edit budget. Its
+"seen words" line bounds text F1 for a stage that writes only words it is shown: per
+transition, the real next screen's words of a kind that appears on the current screen, in the
+action or in the sim's or memory's answer (each as often as the real screen has it), or
+memory's answer where that scores higher.
 
 `--tune-alike` measures how alike in structure a near neighbour must be (memory's `min_alike`)
 on the train split, never on the splits above: each train episode of the phone and third-party
@@ -33,9 +37,9 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 
-from render.metrics import ssim, text_f1
+from render.metrics import ssim, text_f1, visible_text
 from worldmodel import Renderer, WorldModel
 from worldmodel.backends.base import Backend
 from worldmodel.backends.copy import CopyBackend
@@ -322,6 +326,20 @@ def tune_alike(renderer, train, known) -> None:
         print(f"{thr:9.2f}  {len(kept):14d}  {tf:+21.4f}  {sg:+18.4f}")
 
 
+def seen_words_f1(t, answers: list[str | None], memory_score: dict) -> float:
+    """The best text F1 on `t` of a stage that writes only words it is shown (see the module's
+    docstring): the real next screen's words whose kind is on the current screen, in the action
+    or in one of `answers`, or memory's own score where that is higher."""
+    seen = set(visible_text(t.screen.html or "")) | set(visible_text(t.action.text or ""))
+    for html in answers:
+        seen |= set(visible_text(html or ""))
+    real = Counter(visible_text(t.next_screen.html or ""))
+    hit = sum(n for w, n in real.items() if w in seen)
+    total = sum(real.values())
+    best = 1.0 if total == 0 else (2 * hit / (hit + total) if hit else 0.0)
+    return max(best, memory_score["text_f1"] or 0.0)
+
+
 def ceiling(renderer, ts, known) -> None:
     """The room a stage after sim+memory has on `ts` (see the module's docstring), per group and
     pooled: SSIM and text F1 of the sim, sim+memory, the better of those two per transition, and
@@ -357,6 +375,7 @@ def ceiling(renderer, ts, known) -> None:
         sc = {n: score(p[i], t, refs[i]) for n, p in preds.items()}
         sc["truth"] = score(truth[i], t, refs[i])
         fits = len(diff(preds["sim+memory"][i].html or "", t.next_screen.html or "")) <= budget
+        sc["seen"] = {"text_f1": seen_words_f1(t, [preds[n][i].html for n in preds], sc["sim+memory"])}
         rows.append((group(t.app), sc, fits))
     print(f"\nroom after sim+memory, in-app ({len(ts)} transitions); edit budget {budget} characters")
     print(
@@ -366,8 +385,14 @@ def ceiling(renderer, ts, known) -> None:
         mine = [r for r in rows if g in (r[0], "pooled")]
         if not mine:
             continue
+        seen = [sc["seen"]["text_f1"] for _, sc, _ in mine]
+        mem = [sc["sim+memory"]["text_f1"] or 0.0 for _, sc, _ in mine]
+        print(
+            f"{f'{g} ({len(mine)})':22s} seen words: text F1 {sum(seen) / len(seen):.4f}, "
+            f"{(sum(seen) - sum(mem)) / len(mine):+.4f} over sim+memory"
+        )
         for k in ("ssim", "text_f1"):
-            v = [{n: sc[n][k] or 0.0 for n in sc} for _, sc, _ in mine]
+            v = [{n: sc[n][k] or 0.0 for n in sc if n != "seen"} for _, sc, _ in mine]
             short = [max(0.0, x["truth"] - x["sim+memory"]) for x in v]
             fit = sum(d for d, r in zip(short, mine) if r[2]) / (sum(short) or 1)
             cols = [
