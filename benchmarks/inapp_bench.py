@@ -37,7 +37,7 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 from render.metrics import ssim, text_f1, visible_text
 from worldmodel import Renderer, WorldModel
@@ -333,11 +333,8 @@ def seen_words_f1(t, answers: list[str | None], memory_score: dict) -> float:
     seen = set(visible_text(t.screen.html or "")) | set(visible_text(t.action.text or ""))
     for html in answers:
         seen |= set(visible_text(html or ""))
-    real = Counter(visible_text(t.next_screen.html or ""))
-    hit = sum(n for w, n in real.items() if w in seen)
-    total = sum(real.values())
-    best = 1.0 if total == 0 else (2 * hit / (hit + total) if hit else 0.0)
-    return max(best, memory_score["text_f1"] or 0.0)
+    written = " ".join(w for w in visible_text(t.next_screen.html or "") if w in seen)
+    return max(text_f1(written, t.next_screen.html or ""), memory_score["text_f1"] or 0.0)
 
 
 def ceiling(renderer, ts, known) -> None:
@@ -375,8 +372,8 @@ def ceiling(renderer, ts, known) -> None:
         sc = {n: score(p[i], t, refs[i]) for n, p in preds.items()}
         sc["truth"] = score(truth[i], t, refs[i])
         fits = len(diff(preds["sim+memory"][i].html or "", t.next_screen.html or "")) <= budget
-        sc["seen"] = {"text_f1": seen_words_f1(t, [preds[n][i].html for n in preds], sc["sim+memory"])}
-        rows.append((group(t.app), sc, fits))
+        seen = seen_words_f1(t, [preds[n][i].html for n in preds], sc["sim+memory"])
+        rows.append((group(t.app), sc, fits, seen))
     print(f"\nroom after sim+memory, in-app ({len(ts)} transitions); edit budget {budget} characters")
     print(
         f"{'group (n)':22s} {'metric':8s} {'sim':>7s} {'sim+mem':>7s} {'best of':>7s} {'truth':>7s} {'short':>7s} {'fits':>5s}"
@@ -385,14 +382,14 @@ def ceiling(renderer, ts, known) -> None:
         mine = [r for r in rows if g in (r[0], "pooled")]
         if not mine:
             continue
-        seen = [sc["seen"]["text_f1"] for _, sc, _ in mine]
-        mem = [sc["sim+memory"]["text_f1"] or 0.0 for _, sc, _ in mine]
+        seen = [r[3] for r in mine]
+        mem = [sc["sim+memory"]["text_f1"] or 0.0 for _, sc, _, _ in mine]
         print(
             f"{f'{g} ({len(mine)})':22s} seen words: text F1 {sum(seen) / len(seen):.4f}, "
             f"{(sum(seen) - sum(mem)) / len(mine):+.4f} over sim+memory"
         )
         for k in ("ssim", "text_f1"):
-            v = [{n: sc[n][k] or 0.0 for n in sc if n != "seen"} for _, sc, _ in mine]
+            v = [{n: sc[n][k] or 0.0 for n in sc} for _, sc, _, _ in mine]
             short = [max(0.0, x["truth"] - x["sim+memory"]) for x in v]
             fit = sum(d for d, r in zip(short, mine) if r[2]) / (sum(short) or 1)
             cols = [

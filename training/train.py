@@ -579,6 +579,7 @@ def checkpoint_card(cfg: TrainConfig) -> CheckpointCard:
     so loading it asks it the same way. `cfg.max_completion_length` is the budget training
     sampled to (in edit mode, measured from the training edits before this is called)."""
     edit = cfg.target == "edit"
+    memory = cfg.hints and edit and cfg.hint_source == "memory"
     return CheckpointCard(
         target=cfg.target,
         with_html=cfg.with_html,
@@ -587,9 +588,10 @@ def checkpoint_card(cfg: TrainConfig) -> CheckpointCard:
         # hints at prediction time come from the corpus training took them from
         hint_corpus=str(Path(cfg.corpus).resolve()) if (cfg.hints and edit and cfg.corpus) else None,
         hint_source=cfg.hint_source,
-        # memory's hints tell "memory knew nothing" from "no change" (training/data.py)
-        unknown_hint=cfg.hints and edit and cfg.hint_source == "memory",
-        own_app_note=cfg.hints and edit and cfg.hint_source == "memory",
+        # memory's hints tell "memory knew nothing" from "no change" (training/data.py), and are
+        # said to be the app's own recordings
+        unknown_hint=memory,
+        own_app_note=memory,
         after=cfg.after if edit else "",
         completion_budget=cfg.max_completion_length,
         preset=cfg.preset,

@@ -34,19 +34,16 @@ APPLIED_NOTE = (
     "The browser has already carried this action out on the screen shown; write only how the app "
     "reacts to it."
 )
-HINT_NOTE = (
-    "A recorded step like this one (the nearest screenshot and action, from another app) changed "
-    "its screen like this; its edit, re-addressed onto this screen, may or may not fit here "
+# What every hint note says after naming where its step was recorded.
+_HINT_USE = (
+    "changed its screen like this; its edit, re-addressed onto this screen, may or may not fit here "
     "(write the line `follow` to take all of it as it is):"
 )
+HINT_NOTE = "A recorded step like this one (the nearest screenshot and action, from another app) " + _HINT_USE
 # The same note for hints from this app's own recordings (memory, worldmodel/backends/memory.py),
 # on a checkpoint whose card says it was trained so (`own_app_note`); cards before it were shown
 # HINT_NOTE, "from another app", for memory's hints too.
-MEMORY_HINT_NOTE = (
-    "A recorded step of this same app like this one (from its other recordings) changed its "
-    "screen like this; its edit, re-addressed onto this screen, may or may not fit here "
-    "(write the line `follow` to take all of it as it is):"
-)
+MEMORY_HINT_NOTE = "A recorded step of this same app like this one (from its other recordings) " + _HINT_USE
 HINT_NOTES = {"retrieval": HINT_NOTE, "memory": MEMORY_HINT_NOTE}
 NO_HINT = "(nothing of it carries over to this screen)"
 # Shown instead of NO_HINT where the hint's source knew nothing of the step (memory with no
