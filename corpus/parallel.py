@@ -201,8 +201,8 @@ def save_piece(ds, out: Path, shard: Shard, options: dict) -> None:
     from .store import rows_assets, save_dataset_folder
 
     card = f"# Corpus piece {shard} (join all pieces with `wm corpus merge`)\n\n{len(ds)} rows.\n"
-    save_dataset_folder(DatasetDict({PIECE_SPLIT: ds}), card, out, rows_assets(ds))
-    (out / PIECE_FILE).write_text(json.dumps({"index": shard.index, "of": shard.of, **options}))
+    piece = json.dumps({"index": shard.index, "of": shard.of, **options})
+    save_dataset_folder(DatasetDict({PIECE_SPLIT: ds}), card, out, rows_assets(ds), files={PIECE_FILE: piece})
 
 
 def read_piece(folder: Path) -> dict | None:

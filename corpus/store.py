@@ -223,19 +223,21 @@ def rows_assets(ds) -> set[str]:
     return names
 
 
-def save_dataset_folder(dd, card: str, out_dir, assets=(), on_step=None) -> None:
-    """Write `dd`, its card and its assets at `out_dir`, swapped in atomically (the old corpus
-    stays whole until the one rename)."""
+def save_dataset_folder(dd, card: str, out_dir, assets=(), on_step=None, files=None) -> None:
+    """Write `dd`, its card, its assets and `files` (name -> text, small files that belong to the
+    corpus) at `out_dir`, swapped in atomically (the old corpus stays whole until the one rename,
+    and the new one is never there without its files)."""
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists() and not out.is_dir():
         raise CorpusError(f"{out} is a file; give a folder path for the corpus")
     step = on_step or (lambda _name: None)
+    texts = {"README.md": card, **(files or {})}
     clean_leftovers(out)
     if out.is_dir() and not out.is_symlink():
-        _swap_real_folder(dd, card, out, step, assets)
+        _swap_real_folder(dd, texts, out, step, assets)
     else:
-        _swap_link(dd, card, out, step, assets)
+        _swap_link(dd, texts, out, step, assets)
 
 
 # Bytes a corpus is read and written in at a time. Two things grew a save's peak memory with the
@@ -295,18 +297,19 @@ def _save_splits(dd, folder: Path) -> None:
     (folder / COMPLETE_MARK).write_text(json.dumps({"splits": list(dd)}), encoding="utf-8")
 
 
-def _write(dd, card: str, folder: Path, assets=()) -> None:
+def _write(dd, texts: dict[str, str], folder: Path, assets=()) -> None:
     if assets:  # before the dataset, whose last file marks the folder complete
         STORE.write(assets, folder / ASSETS_DIR)
     _save_splits(dd, folder)
-    (folder / "README.md").write_text(card, encoding="utf-8")
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
 
 
-def _write_or_clean(dd, card: str, folder: Path, assets, target: Path) -> None:
+def _write_or_clean(dd, texts: dict[str, str], folder: Path, assets, target: Path) -> None:
     """`_write`, or, when it fails (a full disk, say), nothing left of the attempt and one error
     naming where the corpus was going; the corpus already there is untouched."""
     try:
-        _write(dd, card, folder, assets)
+        _write(dd, texts, folder, assets)
     except OSError as e:
         shutil.rmtree(folder, ignore_errors=True)
         why = e.strerror or str(e).splitlines()[0]
@@ -318,11 +321,11 @@ def _write_or_clean(dd, card: str, folder: Path, assets, target: Path) -> None:
         raise
 
 
-def _swap_real_folder(dd, card: str, out: Path, step, assets=()) -> None:
+def _swap_real_folder(dd, texts: dict[str, str], out: Path, step, assets=()) -> None:
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    _write_or_clean(dd, card, tmp, assets, out)
+    _write_or_clean(dd, texts, tmp, assets, out)
     step("written")
     out.rename(old)
     step("old_moved")
@@ -331,10 +334,10 @@ def _swap_real_folder(dd, card: str, out: Path, step, assets=()) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _swap_link(dd, card: str, out: Path, step, assets=()) -> None:
+def _swap_link(dd, texts: dict[str, str], out: Path, step, assets=()) -> None:
     prefix = _VERSION_PREFIX.format(name=out.name)
     version = out.with_name(f"{prefix}{time.time_ns()}-{os.getpid()}")
-    _write_or_clean(dd, card, version, assets, out)
+    _write_or_clean(dd, texts, version, assets, out)
     step("written")
     link = out.with_name(f".{out.name}.link-{os.getpid()}")
     if link.is_symlink() or link.exists():

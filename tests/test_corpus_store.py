@@ -64,3 +64,30 @@ def test_a_corpus_is_written_in_small_record_batches(tmp_path):
     limit = CHUNK_BYTES
     assert sum(sizes) > 39_000_000 and len(sizes) >= 3, sizes
     assert max(sizes) <= limit + 1_000_100, sizes
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_corpus_files_arrive_with_it_in_the_one_swap(tmp_path, existing):
+    """A sharded run's piece.json is what makes its folder a piece: written after the swap, a crash
+    between the two left a folder that `wm corpus merge` refused as no piece."""
+    import json
+
+    from datasets import Dataset, DatasetDict
+
+    from corpus.parallel import PIECE_FILE, read_piece
+    from corpus.store import save_dataset_folder
+
+    out = tmp_path / "c"
+    if existing:
+        out.mkdir()
+    seen = {}
+
+    def step(name):
+        seen[name] = (out / PIECE_FILE).is_file()
+
+    dd = DatasetDict({"piece": Dataset.from_dict({"x": [1, 2]})})
+    save_dataset_folder(
+        dd, "# card\n", out, on_step=step, files={PIECE_FILE: json.dumps({"index": 0, "of": 2})}
+    )
+    assert seen["swapped"] and read_piece(out) == {"index": 0, "of": 2}
+    assert (out / "README.md").read_text() == "# card\n"
