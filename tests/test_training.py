@@ -15,9 +15,10 @@ from training.data import _shift_edit, to_examples
 from training.train import _load, init_checkpoint, run_grpo, run_sft, sft_examples, train, training_examples
 from worldmodel.backends.hf import TransformersBackend
 from worldmodel.card import CheckpointCard
-from worldmodel.dataset import iter_transitions
+from worldmodel.dataset import from_row, iter_transitions
 from worldmodel.edit import apply, diff
-from worldmodel.prompt import FOLLOW, HINT_NOTE, HINT_NOTES, NO_HINT, cut_hint, expand_follow
+from worldmodel.prompt import FOLLOW, HINT_NOTE, HINT_NOTES, NO_HINT, cut_hint, draw_action, expand_follow
+from worldmodel.types import Action
 
 
 def _cfg(tmp_path, **kw):
@@ -181,6 +182,12 @@ def test_typing_copies_type_other_words_in_action_and_edit(renderer):
         assert re.search(r'^attr \d+ value ".*' + re.escape(word) + '"$', edit, re.M)
         assert f"Type '{word}'" in e["prompt"][1]["content"][1]["text"]
     assert grpo_examples(examples) == [e for e in examples if not e["augmented"]]
+    # a transition's examples (its recorded one first) share one image, what each one's action draws
+    screens, screen = iter(from_row(r).screen for r in typed), None
+    for e in examples:
+        screen = screen if e["augmented"] else next(screens)
+        assert e["images"][0].tobytes() == draw_action(screen.image, Action.from_json(e["action"])).tobytes()
+    assert len({id(e["images"][0]) for e in examples}) == len(typed)
 
 
 def test_shift_copies_move_every_number_by_the_hidden_elements(renderer):

@@ -15,7 +15,7 @@ from worldmodel.card import AFTER, HINT_SOURCES
 from worldmodel.dataset import from_row
 from worldmodel.edit import ELEMENT_OPS, apply, diff, try_apply
 from worldmodel.focus import action_targets
-from worldmodel.prompt import FOLLOW, MAX_HTML_CHARS, build_messages
+from worldmodel.prompt import FOLLOW, MAX_HTML_CHARS, build_messages, draw_action
 from worldmodel.score import text_score
 from worldmodel.transplant import reaction
 from worldmodel.types import Completion, Query
@@ -142,19 +142,25 @@ def examples_of(ts: list, opts: ExampleOptions, renderer=None) -> list[dict]:
     rng = random.Random(opts.seed)
     out: list[dict] = []
     for t, n, hint, k, done in zip(ts, targets, hinted, known, applied):
-        out += _transition_examples(t, n, hint, done, opts, words, rng, k)
+        # one image for all of a transition's examples: the mark is drawn from the action's type,
+        # place and direction, which its copies share (a typing copy changes only the words).
+        # Drawn once per example, the bundled corpus' images took 974 MB against 213 MB shared,
+        # and building its examples peaked at 2.98 GB against 1.96 (benchmarks/example_memory.py).
+        drawn = draw_action(t.screen.image, t.action)
+        out += _transition_examples(t, n, hint, done, opts, words, rng, k, drawn)
         if opts.hint_source == "memory" and hint:
             # and as where memory knows nothing (an app never recorded, a state never visited):
             # without these the model learns to follow, and no longer writes the reactions itself
-            out += _transition_examples(t, n, "", done, opts, words, rng, known=False)
+            out += _transition_examples(t, n, "", done, opts, words, rng, False, drawn)
     return out
 
 
 def _transition_examples(
-    t, n, hint, done: bool, opts: ExampleOptions, words, rng, known: bool = True
+    t, n, hint, done: bool, opts: ExampleOptions, words, rng, known: bool = True, drawn=None
 ) -> list[dict]:
     """One transition's examples: the recorded one, its typing copies, and each one's shifted
-    copies (`rng` drawn in that order); `known` False where the hint's source knew nothing."""
+    copies (`rng` drawn in that order); `known` False where the hint's source knew nothing;
+    `drawn` the action's mark on its screen, shared by them all."""
     cur, nxt = t.screen.html or "", t.next_screen.html or ""
     edit = opts.target == "edit" and bool(cur)
     recorded = diff(cur, nxt) if edit else nxt  # a document target where there is no HTML to edit
@@ -171,7 +177,7 @@ def _transition_examples(
     for v in variants:
         if edit and v.hint and follows(cur, v.hint, v.text, v.next_html):
             v = v._replace(text=FOLLOW)
-        out.append(_example(t, pngs, cur, n, v, done, opts))
+        out.append(_example(t, pngs, cur, n, v, done, opts, drawn))
         if not edit:
             continue
         for _ in range(opts.shift_copies):
@@ -185,7 +191,7 @@ def _transition_examples(
                 v.known,
             )
             m = n + k if n else n  # the body (0) keeps its number
-            out.append(_example(t, pngs, _hidden_first(cur, k), m, moved, done, opts))
+            out.append(_example(t, pngs, _hidden_first(cur, k), m, moved, done, opts, drawn))
     return out
 
 
@@ -204,7 +210,7 @@ def _typing_copies(t, cur: str, recorded: str, hint, words, copies: int, rng) ->
     return out
 
 
-def _example(t, pngs, cur: str, n, v: _Variant, done: bool, opts: ExampleOptions) -> dict:
+def _example(t, pngs, cur: str, n, v: _Variant, done: bool, opts: ExampleOptions, drawn=None) -> dict:
     """One example in trl's conversational layout, with the columns the GRPO rewards read."""
     edit = opts.target == "edit" and bool(cur)
     screen = dataclasses.replace(t.screen, html=cur) if cur != t.screen.html else t.screen
@@ -221,6 +227,7 @@ def _example(t, pngs, cur: str, n, v: _Variant, done: bool, opts: ExampleOptions
         hint=v.hint if edit else None,
         hint_known=v.known,
         hint_source=opts.hint_source,
+        drawn=drawn,
     )
     vp = t.screen.viewport()
     return {

@@ -183,9 +183,11 @@ def build_messages(
     hint: str | None = None,
     hint_known: bool = True,
     hint_source: str = "retrieval",
+    drawn: Image.Image | None = None,
 ):
-    """Chat messages (with one image slot) and the image that fills it."""
-    image = draw_action(screen.image, action)
+    """Chat messages (with one image slot) and the image that fills it: `drawn` where the caller
+    has already drawn this action's mark on this screen (`draw_action`), else drawn here."""
+    image = draw_action(screen.image, action) if drawn is None else drawn
     edit = mode == "edit" and bool(screen.html)
     messages = [
         {"role": "system", "content": [{"type": "text", "text": EDIT_SYSTEM if edit else SYSTEM}]},
