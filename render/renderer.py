@@ -173,9 +173,12 @@ def _size_order(items) -> list[int]:
     return sorted(range(len(items)), key=size)
 
 
-async def _each(items, make, raising: bool = False):
+async def _each(items, make, raising: bool = False, deadline: float | None = None):
     """`make(*item)` for every item, awaited concurrently and started grouped by page size;
-    results in the items' order, a RenderError in its item's slot unless `raising`."""
+    results in the items' order, a RenderError in its item's slot unless `raising`. With a
+    `deadline` (seconds), an item not answered by then is stopped and gets a timeout in its slot:
+    the others keep their answers (the whole call used to fail, under a starved CPU, 6-7 times in
+    ten minutes of benchmarks/soak.py)."""
 
     async def one(item):
         try:
@@ -186,7 +189,16 @@ async def _each(items, make, raising: bool = False):
             return e
 
     order = _size_order(items)
-    got = await asyncio.gather(*(one(items[i]) for i in order))
+    if deadline is None or raising:
+        got = await asyncio.gather(*(one(items[i]) for i in order))
+    else:
+        tasks = [asyncio.ensure_future(one(items[i])) for i in order]
+        _done, late = await asyncio.wait(tasks, timeout=deadline)
+        for t in late:
+            t.cancel()
+        await asyncio.gather(*late, return_exceptions=True)  # each one's own clean-up runs
+        why = f"no answer within the call's {deadline:.0f}s deadline"
+        got = [RenderError("timeout", why) if t in late else t.result() for t in tasks]
     out: list = [None] * len(items)
     for i, r in zip(order, got):
         out[i] = r
@@ -271,8 +283,7 @@ class Renderer:
         self, items: Sequence[tuple[str, Viewport]], boxes: bool = True
     ) -> list[RenderResult | RenderError]:
         """Render a batch concurrently; each failure comes back in its slot as a RenderError."""
-        items = list(items)
-        return self._call(self.arender_many(items, boxes), len(items))
+        return self._each_slot(list(items), lambda h, v: self.arender(h, v, boxes))
 
     def close(self) -> None:
         if self._closed:
@@ -359,12 +370,24 @@ class Renderer:
             return
         await slot.page.set_content(html, wait_until="load", timeout=self.timeout_s * 1000)
 
-    def _call(self, coro, n_items: int):
+    def _deadline(self, n_items: int) -> float:
+        """Seconds a call of `n_items` may take: each wave of the pool at its per-render limit on
+        every try, and CALL_SLACK_S."""
+        waves = math.ceil(max(1, n_items) / self.pool_size)
+        return waves * self.timeout_s * (self.retries + 1) + CALL_SLACK_S
+
+    def _each_slot(self, items: list, make) -> list:
+        """`make(*item)` for each item (`_each`): a RenderError in the slot of each one that
+        failed or was not answered by the call's deadline; the call itself waits CALL_SLACK_S
+        more, for the late ones' clean-up, before it gives up as a whole."""
+        deadline = self._deadline(len(items))
+        return self._call(_each(items, make, deadline=deadline), len(items), CALL_SLACK_S)
+
+    def _call(self, coro, n_items: int, backstop: float = 0.0):
         if self._closed:
             coro.close()
             raise RuntimeError("renderer is closed")
-        waves = math.ceil(max(1, n_items) / self.pool_size)
-        deadline = waves * self.timeout_s * (self.retries + 1) + CALL_SLACK_S
+        deadline = self._deadline(n_items) + backstop
         fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
             return fut.result(timeout=deadline)
@@ -544,6 +567,9 @@ class Renderer:
             slot.uses += 1
             try:
                 out = await asyncio.wait_for(work(slot), self.timeout_s)
+            except asyncio.CancelledError:  # the call's deadline passed: the page may be mid-work
+                await self._discard(slot)
+                raise
             except asyncio.TimeoutError:
                 await self._discard(slot)
                 raise RenderError("timeout", f"page did not finish within {self.timeout_s:.1f}s") from None
@@ -610,12 +636,7 @@ class Renderer:
     def interact_many(self, items, pooled: bool = False) -> list[Interaction | RenderError]:
         """Several (html, viewport, ops) concurrently; each failure comes back in its slot.
         `pooled`: act on pooled pages and keep them (see ainteract) instead of a fresh page each."""
-        items = list(items)
-
-        async def all_():
-            return await _each(items, lambda h, v, o: self.ainteract(h, v, o, pooled))
-
-        return self._call(all_(), len(items))
+        return self._each_slot(list(items), lambda h, v, o: self.ainteract(h, v, o, pooled))
 
     async def ainteract(self, html: str, viewport: Viewport, ops, pooled: bool = False) -> Interaction:
         """Without `pooled` the page is closed afterwards (what acting left on it cannot reach the
@@ -647,7 +668,6 @@ class Renderer:
     def hit_many(self, items) -> list[list | RenderError]:
         """Several (html, viewport, points): for each point in CSS px, [number, tag] of the element
         it lands on (numbered in document order, the body 0), or None; failures in their slots."""
-        items = list(items)
 
         async def one(html, vp, points):
             self._admit(html)
@@ -656,10 +676,7 @@ class Renderer:
             )
             return hits
 
-        async def all_():
-            return await _each(items, one)
-
-        return self._call(all_(), len(items))
+        return self._each_slot(list(items), one)
 
     async def _on_page(self, html: str, vp: Viewport, act, reuse: bool, keep_pointer: bool = False):
         """Load `html` (already admitted) on a pooled page and run `act(slot)` there, retried as a

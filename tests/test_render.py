@@ -196,3 +196,33 @@ def test_cli_render_reports_timeout(tmp_path, capsys):
     rc = main(["render", str(page), "-o", str(tmp_path / "x.png"), "--timeout", "1.5", "--scripts"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1 and "timeout" in err[0] and not (tmp_path / "x.png").exists()
+
+
+def test_a_batch_past_its_deadline_answers_each_slot():
+    """Under a starved CPU a whole batch used to fail at its call's deadline, the renders that had
+    finished included; now only the late ones do, each with a timeout in its slot, and they are
+    stopped (their clean-up runs) rather than left running."""
+    import asyncio
+
+    from render.renderer import _each
+
+    stopped, seconds = [], {"quick": 0.0, "late": 30.0, "bad": 0.0, "also": 0.01}
+
+    async def make(name, _viewport):
+        try:
+            await asyncio.sleep(seconds[name])
+        except asyncio.CancelledError:
+            stopped.append(name)
+            raise
+        if name == "bad":
+            raise RenderError("failed", "its own fault")
+        return name
+
+    items = [(name, Viewport(100, 100)) for name in seconds]
+    t0 = time.perf_counter()
+    got = asyncio.run(_each(items, make, deadline=0.5))
+    assert time.perf_counter() - t0 < 10
+    assert got[0] == "quick" and got[3] == "also"
+    assert isinstance(got[2], RenderError) and got[2].reason == "failed"
+    assert isinstance(got[1], RenderError) and got[1].reason == "timeout" and "deadline" in str(got[1])
+    assert stopped == ["late"]
