@@ -59,6 +59,10 @@ PHONE_WIDTH, PHONE_HEIGHT = 360, 640
 SIZES_KEPT = 3
 # Seconds beyond the per-render limit a caller waits before its call is abandoned.
 CALL_SLACK_S = 20.0
+# Pages in a row that did not open in time, the browser still connected, before it counts as
+# wedged and is restarted. One slow page is as often a starved CPU's doing: restarting on it
+# failed every render in flight (29-91 restarts in ten minutes of a starved soak, RESULTS #38).
+WEDGED_AFTER = 3
 PAGE_CLOSE_S = 3.0
 MAX_BOXES = 3000
 
@@ -257,6 +261,7 @@ class Renderer:
         self.retries = retries
         self.max_renderer_mb = max_renderer_mb
         self.restarts = 0
+        self._slow_opens = 0  # pages in a row that did not open in time (WEDGED_AFTER)
         self._cache: OrderedDict[str, RenderResult] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
@@ -333,18 +338,20 @@ class Renderer:
             raise RenderError("too_large", f"html is {size} bytes, limit is {self.max_html_bytes}")
 
     async def _retrying(self, attempt):
-        """`await attempt()`, again on a fresh page after a crash or a contaminated page; a page
-        that fails on every try was this input's own doing ("failed")."""
+        """`await attempt()`, again on a fresh page after a crash, a contaminated page or a page
+        that did not open in time; a page that fails on every try was this input's own doing
+        ("failed"), one that never opened in time a timeout."""
         last: RenderError | None = None
         for _attempt in range(self.retries + 1):
             try:
                 return await attempt()
             except RenderError as e:
                 last = e
-                if e.reason not in ("crashed", "contaminated"):
+                if e.reason not in ("crashed", "contaminated", "slow_open"):
                     raise
-        if last.reason == "contaminated":
-            raise RenderError("failed", str(last).split(": ", 1)[1])
+        if last.reason in ("contaminated", "slow_open"):
+            final = "failed" if last.reason == "contaminated" else "timeout"
+            raise RenderError(final, str(last).split(": ", 1)[1])
         raise last  # type: ignore[misc]
 
     async def _load(self, slot: _Slot, html: str, vp: Viewport, keep_pointer: bool = False) -> None:
@@ -555,6 +562,14 @@ class Renderer:
             kills = self._watchdog.kills
             try:
                 slot = await asyncio.wait_for(self._take(vp), self.timeout_s)
+                self._slow_opens = 0
+            except asyncio.TimeoutError:
+                self._slow_opens += 1
+                connected = self._browser is not None and self._browser.is_connected()
+                if not connected or self._slow_opens >= WEDGED_AFTER:
+                    self._slow_opens = 0
+                    await self._mark_crashed()
+                raise RenderError("slow_open", f"could not open a page within {self.timeout_s:g}s") from None
             except Exception as e:
                 await self._mark_crashed()
                 raise RenderError(

@@ -226,3 +226,26 @@ def test_a_batch_past_its_deadline_answers_each_slot():
     assert isinstance(got[2], RenderError) and got[2].reason == "failed"
     assert isinstance(got[1], RenderError) and got[1].reason == "timeout" and "deadline" in str(got[1])
     assert stopped == ["late"]
+
+
+def test_a_page_slow_to_open_fails_alone_and_a_wedged_browser_restarts():
+    """A page that does not open in time, the browser still there, is most often a starved CPU:
+    it fails as a timeout and the browser (and every render in flight on it) stays. Only
+    WEDGED_AFTER such pages in a row restart it."""
+    from render.renderer import WEDGED_AFTER
+
+    with Renderer(pool_size=1, timeout_s=5.0, retries=1) as r:
+        r.render("<p>warm</p>", VP)  # a pooled page of VP's size
+        r.timeout_s = 1e-6  # no new page opens this fast: a page of another size must open
+        with pytest.raises(RenderError) as e:
+            r.render("<p>other size</p>", Viewport(200, 150))
+        assert e.value.reason == "timeout" and "open a page" in str(e.value)
+        r.timeout_s = 5.0
+        assert r.render("<p>again</p>", VP).boxes[0].text == "again" and r.restarts == 0
+        r.timeout_s = 1e-6
+        tries = 2 * (WEDGED_AFTER // 2 + 1)  # two tries a render: WEDGED_AFTER slow pages in a row
+        for k in range(tries // 2):
+            with pytest.raises(RenderError):
+                r.render(f"<p>{k}</p>", Viewport(210 + k, 150))
+        r.timeout_s = 5.0
+        assert r.render("<p>after</p>", VP).boxes[0].text == "after" and r.restarts == 1
