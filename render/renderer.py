@@ -193,7 +193,7 @@ async def _each(items, make, raising: bool = False, deadline: float | None = Non
             return e
 
     order = _size_order(items)
-    if deadline is None or raising:
+    if deadline is None or raising or not items:
         got = await asyncio.gather(*(one(items[i]) for i in order))
     else:
         tasks = [asyncio.ensure_future(one(items[i])) for i in order]

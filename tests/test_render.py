@@ -226,6 +226,7 @@ def test_a_batch_past_its_deadline_answers_each_slot():
     assert isinstance(got[2], RenderError) and got[2].reason == "failed"
     assert isinstance(got[1], RenderError) and got[1].reason == "timeout" and "deadline" in str(got[1])
     assert stopped == ["late"]
+    assert asyncio.run(_each([], make, deadline=0.5)) == []  # an empty batch answers empty
 
 
 def test_a_page_slow_to_open_fails_alone_and_a_wedged_browser_restarts():
