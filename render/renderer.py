@@ -63,6 +63,10 @@ CALL_SLACK_S = 20.0
 # wedged and is restarted. One slow page is as often a starved CPU's doing: restarting on it
 # failed every render in flight (29-91 restarts in ten minutes of a starved soak, RESULTS #38).
 WEDGED_AFTER = 3
+# The failures retried on a fresh page, and what one that fails on every try is reported as: a
+# crash stays one; a page that earlier renders may have spoilt ("contaminated") but fails afresh
+# too was this input's own doing; a page that never opened in time is a timeout.
+_RETRIED = {"crashed": "crashed", "contaminated": "failed", "slow_open": "timeout"}
 PAGE_CLOSE_S = 3.0
 MAX_BOXES = 3000
 
@@ -338,21 +342,20 @@ class Renderer:
             raise RenderError("too_large", f"html is {size} bytes, limit is {self.max_html_bytes}")
 
     async def _retrying(self, attempt):
-        """`await attempt()`, again on a fresh page after a crash, a contaminated page or a page
-        that did not open in time; a page that fails on every try was this input's own doing
-        ("failed"), one that never opened in time a timeout."""
+        """`await attempt()`, again on a fresh page after a failure `_RETRIED` names; when every
+        try fails, the reason it names for the last one."""
         last: RenderError | None = None
         for _attempt in range(self.retries + 1):
             try:
                 return await attempt()
             except RenderError as e:
                 last = e
-                if e.reason not in ("crashed", "contaminated", "slow_open"):
+                if e.reason not in _RETRIED:
                     raise
-        if last.reason in ("contaminated", "slow_open"):
-            final = "failed" if last.reason == "contaminated" else "timeout"
-            raise RenderError(final, str(last).split(": ", 1)[1])
-        raise last  # type: ignore[misc]
+        reported = _RETRIED[last.reason]  # type: ignore[union-attr]  (one try at least)
+        if reported == last.reason:  # type: ignore[union-attr]
+            raise last  # type: ignore[misc]
+        raise RenderError(reported, str(last).split(": ", 1)[1])
 
     async def _load(self, slot: _Slot, html: str, vp: Viewport, keep_pointer: bool = False) -> None:
         """Replace the slot's document with `html` (the slot came from `_take(vp)`, already that size).

@@ -156,7 +156,7 @@ def examples_of(ts: list, opts: ExampleOptions, renderer=None) -> list[dict]:
 
 
 def _transition_examples(
-    t, n, hint, done: bool, opts: ExampleOptions, words, rng, known: bool = True, drawn=None
+    t, n, hint, done: bool, opts: ExampleOptions, words, rng, known: bool, drawn
 ) -> list[dict]:
     """One transition's examples: the recorded one, its typing copies, and each one's shifted
     copies (`rng` drawn in that order); `known` False where the hint's source knew nothing;
@@ -210,7 +210,7 @@ def _typing_copies(t, cur: str, recorded: str, hint, words, copies: int, rng) ->
     return out
 
 
-def _example(t, pngs, cur: str, n, v: _Variant, done: bool, opts: ExampleOptions, drawn=None) -> dict:
+def _example(t, pngs, cur: str, n, v: _Variant, done: bool, opts: ExampleOptions, drawn) -> dict:
     """One example in trl's conversational layout, with the columns the GRPO rewards read."""
     edit = opts.target == "edit" and bool(cur)
     screen = dataclasses.replace(t.screen, html=cur) if cur != t.screen.html else t.screen
