@@ -150,6 +150,34 @@ def test_the_reaction_leaves_out_what_only_moves_hover_and_focus():
     assert reaction("not an edit line\nclass 99 +wm-hover", html) == "not an edit line\nclass 99 +wm-hover"
 
 
+def test_a_transplanted_reaction_names_the_row_this_action_tapped():
+    from worldmodel.doc import Doc
+    from worldmodel.transplant import transplant
+
+    def lst(names: list[str]) -> str:
+        rows = "".join(f'<div class="row"><div class="av">{n[0]}</div><span>{n}</span></div>' for n in names)
+        return f'<html><body><div id="screen"><div class="list">{rows}</div></div></body></html>'
+
+    src, dst = lst(["Maya Cohen", "Mark Ode"]), lst(["Alice Chen", "Farid Khan", "Maya Cohen"])
+    page = '<div class="av">M</div><h2>Maya Cohen</h2><p>Mayan tea, Mark Ode</p>'
+    nxt = src.replace('<div class="list">', f'<div class="list"><div class="page">{page}</div>', 1)
+    edit = diff(src, nxt)
+    row = lambda html, k: [i for i, e in enumerate(Doc.of(html).elements) if "row" in e.get("class", [])][k]  # noqa: E731
+    # the recorded tap hit Maya's row; this one hits Farid's (the second row here)
+    moved = BeautifulSoup(
+        apply(dst, transplant(edit, src, dst, anchors={row(src, 0): row(dst, 1)})), "html.parser"
+    )
+    opened = moved.find(class_="page")
+    assert opened.h2.text == "Farid Khan" and opened.find(class_="av").text == "F"
+    assert opened.p.text == "Mayan tea, Mark Ode"  # other words, and words inside words, stay
+    # elements that do not hold their words alike (a row with a badge) swap nothing
+    odd = dst.replace("<span>Farid Khan</span>", "<span>Farid Khan</span><b>3</b>")
+    kept = BeautifulSoup(
+        apply(odd, transplant(edit, src, odd, anchors={row(src, 0): row(odd, 1)})), "html.parser"
+    )
+    assert kept.find(class_="page").h2.text == "Maya Cohen"
+
+
 def test_a_transplanted_rule_goes_only_into_a_sheet_it_was_written_beside():
     from worldmodel.transplant import transplant
 

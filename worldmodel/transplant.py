@@ -6,8 +6,12 @@ names elements by *its* screen's numbers; this re-addresses each line onto the c
 the element the recorded action hit becomes the element the current action hits, others are
 found by tag, id, classes and text (nearest in document order), stylesheet lines by their text
 (a new rule only beside the line it followed there, so only between screens of one sheet),
-and the recorded action's typed text becomes the current action's. Lines that find no home are
-dropped; an edit with none left is empty, which is copy.
+and the recorded action's typed text becomes the current action's. The words of the element
+the recorded action hit become the words of the one the current action hits (a tap on another
+row of a list opens that row's page: its name, not the recorded row's), where the two
+elements hold their words alike (the same number of text pieces under the same tags, at most
+MAX_SWAPPED_PIECES). Lines that find no home are dropped; an edit with none left is empty,
+which is copy.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from .edit import EditError, EditOp, apply, edit_lines, parse_line, quote
 from .focus import own_text
 
 MAX_REPAIRS = 8
+MAX_SWAPPED_PIECES = 4  # a row or a button holds a few words; a whole list's are not one thing's
 
 
 def _sig(el: Tag) -> tuple:
@@ -150,6 +155,8 @@ def transplant(
             args = [
                 a.replace(text_from, text_to) if isinstance(a, str) and not a.isdigit() else a for a in args
             ]
+        if pair.words and not typed_into:
+            args = [_swap_words(a, pair.words) if isinstance(a, str) and not a.isdigit() else a for a in args]
         if e.number is None:
             continue
         if e.op in ("css-del", "css-ins"):
@@ -184,6 +191,12 @@ class _Pair:
         self.anchors = dict(anchors or {})
         self.text_from, self.text_to = text_from, text_to
         self.swap = bool(text_from) and text_to is not None and text_from != text_to
+        self.words = [
+            w
+            for a, b in self.anchors.items()
+            if 0 <= a < len(self.src) and 0 <= b < len(self.dst)
+            for w in _word_pairs(self.src[a], self.dst[b])
+        ]
 
     def typed_into(self, e: EditOp) -> bool:
         """An `attr N value` line that is the recorded action's text typed after what the field
@@ -220,6 +233,47 @@ class _Pair:
         else:
             return []
         return [] if rule in lines_b else [f"css-ins {where} {quote(rule)}"]
+
+
+def _pieces(el: Tag) -> list[tuple[str, str]]:
+    """(parent tag, text) of each piece of text under `el`, in document order."""
+    return [
+        (t.parent.name, " ".join(t.split()))
+        for t in el.find_all(string=True)
+        if t.strip() and t.parent.name not in ("script", "style")
+    ]
+
+
+def _word_pairs(src: Tag, dst: Tag) -> list[tuple[str, str]]:
+    """(recorded words, current words) of two elements that hold their words alike: the pieces
+    that differ, paired in order; [] where they do not hold them alike."""
+    a, b = _pieces(src), _pieces(dst)
+    if not a or len(a) != len(b) or len(a) > MAX_SWAPPED_PIECES or [t for t, _ in a] != [t for t, _ in b]:
+        return []
+    return [(x, y) for (_, x), (_, y) in zip(a, b) if x != y]
+
+
+def _swap_words(arg: str, words: list[tuple[str, str]]) -> str:
+    """`arg` with each recorded piece of `words` put as the current one, in one pass (a swap is
+    not swapped again): the whole argument, a word-bounded run of two or more characters, or a
+    one-character piece that is a whole text node of markup (an avatar's initial)."""
+    whole = dict(words)
+    if arg.strip() in whole:
+        return arg.replace(arg.strip(), whole[arg.strip()])
+    longer = sorted((x for x in whole if len(x) > 1), key=len, reverse=True)
+    single = [x for x in whole if len(x) == 1]
+    alts = []
+    if longer:
+        alts.append(rf"(?<!\w)(?P<run>{'|'.join(map(re.escape, longer))})(?!\w)")
+    if single:
+        alts.append(rf"(?P<open>>\s*)(?P<one>{'|'.join(map(re.escape, single))})(?P<close>\s*<)")
+
+    def put(m: re.Match) -> str:
+        if m.groupdict().get("run"):
+            return whole[m.group("run")]
+        return m.group("open") + whole[m.group("one")] + m.group("close")
+
+    return re.sub("|".join(alts), put, arg)
 
 
 def _element_line(op: str, n: int, args: list, el: Tag, typed: str | None) -> str | None:
