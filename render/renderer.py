@@ -265,6 +265,7 @@ class Renderer:
         self.retries = retries
         self.max_renderer_mb = max_renderer_mb
         self.restarts = 0
+        self.pages_opened = 0  # pages the pool has opened, idle ones reused not counted
         self._slow_opens = 0  # pages in a row that did not open in time (WEDGED_AFTER)
         self._cache: OrderedDict[str, RenderResult] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -503,6 +504,7 @@ class Renderer:
         tree = await cdp.send("Page.getFrameTree")
         slot = _Slot(page, cdp, tree["frameTree"]["frame"], self._generation, (vp.width, vp.height))
         page._wm_slot = slot
+        self.pages_opened += 1
         return slot
 
     async def _take(self, vp: Viewport) -> _Slot:
@@ -520,6 +522,15 @@ class Renderer:
         if idle and pages >= self.pool_size * SIZES_KEPT:
             await self._discard(idle.pop(0))
         return await self._new_slot(vp)
+
+    def _late_slot(self, taking: asyncio.Future, scale: float) -> None:
+        """A page that opened after its render gave up on it: idle in the pool, for the next
+        render of its size (dropped where the browser was restarted meanwhile)."""
+        if taking.cancelled() or taking.exception() is not None:
+            return
+        slot = taking.result()
+        if slot.generation == self._generation and not slot.page.is_closed():
+            self._idle.setdefault(scale, []).append(slot)
 
     async def _close_quietly(self, page, slot: _Slot | None = None) -> bool:
         """Close a page; stop its scripts first. False when even that did not answer."""
@@ -563,10 +574,14 @@ class Renderer:
         scale = vp.device_scale_factor
         async with self._sem(scale):
             kills = self._watchdog.kills
+            taking = asyncio.ensure_future(self._take(vp))
             try:
-                slot = await asyncio.wait_for(self._take(vp), self.timeout_s)
+                # shielded: an open cancelled half way left its half-made page in the context
+                # until the next restart; one that outlives the time limit joins the pool instead
+                slot = await asyncio.wait_for(asyncio.shield(taking), self.timeout_s)
                 self._slow_opens = 0
             except asyncio.TimeoutError:
+                taking.add_done_callback(lambda t: self._late_slot(t, scale))
                 self._slow_opens += 1
                 connected = self._browser is not None and self._browser.is_connected()
                 if not connected or self._slow_opens >= WEDGED_AFTER:
