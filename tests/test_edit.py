@@ -178,6 +178,24 @@ def test_a_transplanted_reaction_names_the_row_this_action_tapped():
     assert kept.find(class_="page").h2.text == "Maya Cohen"
 
 
+def test_a_list_the_recorded_edit_emptied_is_emptied_here_however_long():
+    from worldmodel.transplant import transplant
+
+    def lst(names: list[str], extra: str = "") -> str:
+        rows = "".join(f'<div class="row"><span>{n}</span></div>' for n in names)
+        return f'<html><body><div id="screen"><div class="list">{rows}</div>{extra}</div></body></html>'
+
+    src = lst(["Ann", "Bo"])
+    edit = diff(src, lst([], '<h2 class="page">Ann</h2>'))
+    longer = lst(["Cy", "Di", "Ed", "Flo"])
+    out = BeautifulSoup(apply(longer, transplant(edit, src, longer)), "html.parser")
+    assert out.find(class_="row") is None and out.h2.text == "Ann"
+    # where the recorded edit left one row of its list, the rows here stay
+    kept = diff(src, src.replace('<div class="row"><span>Ann</span></div>', "", 1))
+    out = BeautifulSoup(apply(longer, transplant(kept, src, longer)), "html.parser")
+    assert len(out.find_all(class_="row")) == 3
+
+
 def test_a_transplanted_rule_goes_only_into_a_sheet_it_was_written_beside():
     from worldmodel.transplant import transplant
 

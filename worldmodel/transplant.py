@@ -10,8 +10,10 @@ and the recorded action's typed text becomes the current action's. The words of 
 the recorded action hit become the words of the one the current action hits (a tap on another
 row of a list opens that row's page: its name, not the recorded row's), where the two
 elements hold their words alike (the same number of text pieces under the same tags, at most
-MAX_SWAPPED_PIECES). Lines that find no home are dropped; an edit with none left is empty,
-which is copy.
+MAX_SWAPPED_PIECES). Where the recorded edit removed every element of a kind from one parent
+(a list's rows, when the app opened another page), this screen's elements of that kind there go
+too, however many more it holds. Lines that find no home are dropped; an edit with none left is
+empty, which is copy.
 """
 
 from __future__ import annotations
@@ -144,6 +146,7 @@ def transplant(
     out = []
     physics = 0  # lines left to the browser (reaction_only): not the reaction, not counted
     lines = [line for line in text.splitlines() if line.strip()]
+    removed: set[int] = set()  # the recorded screen's elements the edit removes
     for k, line in edit_lines(text):
         try:
             e = parse_line(line, k)
@@ -162,6 +165,8 @@ def transplant(
         if e.op in ("css-del", "css-ins"):
             out.extend(pair.css_lines(e.op, e.number, args))
             continue
+        if e.op == "remove":
+            removed.add(e.number)
         n = _home(e.number, pair.src, pair.dst_sigs, pair.anchors)
         if n is None:
             continue
@@ -171,6 +176,8 @@ def transplant(
         moved = _element_line(e.op, n, args, pair.dst[n], text_to if typed_into else None)
         if moved is not None:
             out.append(moved)
+    gone = {line for line in out if line.startswith("remove ")}
+    out += [line for line in pair.every_one_removed(removed) if line not in gone]
     out = _applicable(out, dst_html)
     if stats is not None:
         stats.update(lines=len(lines) - physics, carried=len(out))
@@ -197,6 +204,33 @@ class _Pair:
             if 0 <= a < len(self.src) and 0 <= b < len(self.dst)
             for w in _word_pairs(self.src[a], self.dst[b])
         ]
+
+    def every_one_removed(self, removed: set[int]) -> list[str]:
+        """`remove` lines for this screen's elements of a kind the recorded edit removed every
+        one of (two or more children of one parent, alike in tag, id and classes: a list's rows
+        when the app opened another page): this screen's list may hold more rows than that one."""
+        where = {id(el): i for i, el in enumerate(self.src)}
+        kinds: dict[tuple, set[int]] = {}
+        for n in removed:
+            if 0 < n < len(self.src) and self.src[n].parent is not None:
+                kinds.setdefault((where.get(id(self.src[n].parent)), _sig(self.src[n])[:3]), set()).add(n)
+        out = []
+        for (parent, kind), ns in kinds.items():
+            if parent is None or len(ns) < 2:
+                continue
+            siblings = [where[id(c)] for c in self.src[parent].find_all(recursive=False)]
+            if {i for i in siblings if _sig(self.src[i])[:3] == kind} != ns:
+                continue  # some of the kind stayed: not the whole list
+            home = _home(parent, self.src, self.dst_sigs, self.anchors)
+            if home is None:
+                continue
+            at = {id(el): i for i, el in enumerate(self.dst)}
+            out += [
+                f"remove {at[id(c)]}"
+                for c in self.dst[home].find_all(recursive=False)
+                if _sig(c)[:3] == kind and id(c) in at
+            ]
+        return out
 
     def typed_into(self, e: EditOp) -> bool:
         """An `attr N value` line that is the recorded action's text typed after what the field
