@@ -154,12 +154,8 @@ def transplant(
             continue
         typed_into = pair.typed_into(e)
         args = list(e.args)
-        if pair.swap and not typed_into:
-            args = [
-                a.replace(text_from, text_to) if isinstance(a, str) and not a.isdigit() else a for a in args
-            ]
-        if pair.words and not typed_into:
-            args = [_swap_words(a, pair.words) if isinstance(a, str) and not a.isdigit() else a for a in args]
+        if not typed_into:
+            args = [pair.swapped(a) if isinstance(a, str) and not a.isdigit() else a for a in args]
         if e.number is None:
             continue
         if e.op in ("css-del", "css-ins"):
@@ -189,7 +185,7 @@ class _Pair:
     screen's element signatures, both stylesheets' lines, and the text swap."""
 
     def __init__(self, src_html: str, dst_html: str, anchors, text_from, text_to):
-        da, db = Doc.of(src_html), Doc.of(dst_html)  # read only
+        self.da, self.db = da, db = Doc.of(src_html), Doc.of(dst_html)  # read only
         self.src, self.dst = da.elements, db.elements
         self.dst_sigs = [_sig(e) for e in self.dst]
         sheet_a, sheet_b = da.stylesheet, db.stylesheet
@@ -205,30 +201,35 @@ class _Pair:
             for w in _word_pairs(self.src[a], self.dst[b])
         ]
 
+    def swapped(self, arg: str) -> str:
+        """A text argument with the recorded action's typed text and the recorded element's
+        words put as this action's and this element's."""
+        if self.swap:
+            arg = arg.replace(self.text_from, self.text_to)
+        return _swap_words(arg, self.words) if self.words else arg
+
     def every_one_removed(self, removed: set[int]) -> list[str]:
         """`remove` lines for this screen's elements of a kind the recorded edit removed every
         one of (two or more children of one parent, alike in tag, id and classes: a list's rows
         when the app opened another page): this screen's list may hold more rows than that one."""
-        where = {id(el): i for i, el in enumerate(self.src)}
         kinds: dict[tuple, set[int]] = {}
         for n in removed:
             if 0 < n < len(self.src) and self.src[n].parent is not None:
-                kinds.setdefault((where.get(id(self.src[n].parent)), _sig(self.src[n])[:3]), set()).add(n)
+                kinds.setdefault((self.da.number(self.src[n].parent), _sig(self.src[n])[:3]), set()).add(n)
         out = []
         for (parent, kind), ns in kinds.items():
             if parent is None or len(ns) < 2:
                 continue
-            siblings = [where[id(c)] for c in self.src[parent].find_all(recursive=False)]
-            if {i for i in siblings if _sig(self.src[i])[:3] == kind} != ns:
+            children = self.src[parent].find_all(recursive=False)
+            if {self.da.number(c) for c in children if _sig(c)[:3] == kind} != ns:
                 continue  # some of the kind stayed: not the whole list
             home = _home(parent, self.src, self.dst_sigs, self.anchors)
             if home is None:
                 continue
-            at = {id(el): i for i, el in enumerate(self.dst)}
             out += [
-                f"remove {at[id(c)]}"
+                f"remove {self.db.number(c)}"
                 for c in self.dst[home].find_all(recursive=False)
-                if _sig(c)[:3] == kind and id(c) in at
+                if _sig(c)[:3] == kind and self.db.number(c) is not None
             ]
         return out
 
