@@ -1,7 +1,7 @@
 """In-app against unseen-app fidelity, Code2World's Table 1 setting, for the weightless models and a checkpoint.
 
     python benchmarks/inapp_bench.py [--corpus PATH] [--unseen PATH[:SPLIT] ...] [--checkpoint DIR]
-        [--limit N] [--tune-alike]
+        [--limit N] [--tune-alike | --tune-elsewhere | --ceiling]
 
 In-app: the corpus' id-test split (new episodes of apps it trains on; `wm corpus add-id-test`).
 Unseen apps: its test split, plus every `--unseen` corpus (e.g. third-party apps in no split that
@@ -29,7 +29,9 @@ memory's answer where that scores higher.
 on the train split, never on the splits above: each train episode of the phone and third-party
 apps and the first of each MiniWoB++ task is left out of the index in turn and predicted by
 sim+memory with no threshold; per threshold it prints the gain over the sim alone that the near
-hits kept would bring.
+hits kept would bring. `--tune-elsewhere` does the same for memory's answers from another app's
+recordings (`min_alike_elsewhere`, then `min_words_elsewhere` at the structure bound chosen), each
+train app left out of the index in turn, so that only other apps can answer it.
 """
 
 from __future__ import annotations
@@ -37,14 +39,14 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from render.metrics import ssim, text_f1, visible_text
 from worldmodel import Renderer, WorldModel
 from worldmodel.backends.base import Backend
 from worldmodel.backends.copy import CopyBackend
 from worldmodel.backends.hf import NOTES
-from worldmodel.backends.memory import MemoryBackend
+from worldmodel.backends.memory import MIN_ALIKE_ELSEWHERE, MemoryBackend
 from worldmodel.backends.retrieval import RetrievalBackend
 from worldmodel.backends.sim import SimBackend
 from worldmodel.dataset import ID_TEST, iter_transitions, load_corpus
@@ -67,7 +69,8 @@ def in_group(ts, g: str, limit: int = 0) -> list:
     return [t for t in ts if group(t.app) == g][: limit or None]
 
 
-def _transitions(path, splits):
+def transitions_of(path, splits=None) -> list:
+    """Every transition of corpus `path` (None: the bundled one) in `splits` (None: all of them)."""
     dd = load_corpus(path)
     return [t for s in (splits or list(dd)) if s in dd for t in iter_transitions(dd[s], skipped=[])]
 
@@ -283,8 +286,9 @@ def _print_group(g, figs, rates, secs):
         print(f"  {n} hit rates: " + ", ".join(f"{k} {v:.2f}" for k, v in hr.items()))
 
 
-def tune_alike(renderer, train, known) -> None:
-    """Leave-one-episode-out on the train split (see the module's docstring)."""
+def tune_alike(renderer, train, known, elsewhere: bool = False) -> None:
+    """Leave-one-episode-out on the train split, or with `elsewhere` leave-one-app-out: each app
+    asked from the other apps' recordings only (see the module's docstring)."""
     episodes = defaultdict(list)
     for t in train:
         episodes[(t.app, t.episode_id)].append(t)
@@ -294,36 +298,51 @@ def tune_alike(renderer, train, known) -> None:
     chosen = [k for k in sorted(episodes) if group(k[0]) != "MiniWoB++" or first[k[0]] == k[1]]
     shared, rows = SharedSim(), []
     sim = WorldModel([shared], renderer, "sim")
-    mem = MemoryBackend(known, min_alike=0.0)  # each episode asked with its own recordings left out
+    # each episode asked with its own recordings (or its app's) left out, at no threshold
+    free = {"min_alike_elsewhere": 0.0, "min_words_elsewhere": 0.0} if elsewhere else {"min_alike": 0.0}
+    mem = MemoryBackend(known, **free)
     both = WorldModel([shared, mem], renderer, "sim+memory")
+    hit = re.compile(
+        r"memory: (?:exact|near): .*?(?:(\d+)% alike in structure\))?(?: \(app '.*?', words (\d+)% alike\)|$)"
+    )
     for app, ep in chosen:
         ts = episodes[(app, ep)]
-        mem.leave_out(ep)
+        mem.leave_out(None, app=app) if elsewhere else mem.leave_out(ep)
         got = both.predict_many([(t.screen, t.action) for t in ts], "edit")
         alone = sim.predict_many([(t.screen, t.action) for t in ts], "edit")
         for t, p, s in zip(ts, got, alone):
-            m = re.search(r"memory: near: .*?(\d+)% alike in structure", p.note)
-            if m:
+            m = hit.search(p.note)
+            if m and (m.group(2) if elsewhere else m.group(1)):
                 nxt = t.next_screen
                 rows.append(
                     (
                         group(app),
-                        int(m.group(1)) / 100,
+                        int(m.group(1) or 100) / 100,
                         text_f1(p.html, nxt.html) - text_f1(s.html, nxt.html),
                         (ssim(p.image, nxt.array) if p.ok else 0.0)
                         - (ssim(s.image, nxt.array) if s.ok else 0.0),
+                        int(m.group(2) or 100) / 100,
                     )
                 )
         print(f"  {ep}: {len(ts)} steps", flush=True)
-    n = sum(len(episodes[k]) for k in chosen)
-    print(f"\n{n} transitions of {len(chosen)} left-out train episodes; {len(rows)} near hits")
-    print(
-        "min_alike  near hits kept  text F1 gain over sim  SSIM gain over sim  (per transition, all groups)"
-    )
-    for thr in (0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 1.0):
-        kept = [r for r in rows if r[1] >= thr]
-        tf, sg = sum(r[2] for r in kept) / n, sum(r[3] for r in kept) / n
-        print(f"{thr:9.2f}  {len(kept):14d}  {tf:+21.4f}  {sg:+18.4f}")
+    n = Counter(group(k[0]) for k in chosen for _ in episodes[k])
+    what = "another app's answers" if elsewhere else "near hits"
+    print(f"\n{sum(n.values())} transitions of {len(chosen)} left-out train episodes; {len(rows)} {what}")
+    tables = [("min_alike_elsewhere" if elsewhere else "min_alike", 1, lambda r: True)]
+    if elsewhere:  # how alike in words, among those alike enough in structure
+        least = MIN_ALIKE_ELSEWHERE
+        tables.append((f"min_words_elsewhere (structure >= {least})", 4, lambda r: r[1] >= least))
+    for name, col, keep in tables:
+        for g in ("all", *GROUPS):
+            mine = [r for r in rows if (g == "all" or r[0] == g) and keep(r)]
+            total = sum(n.values()) if g == "all" else n[g]
+            if not total:
+                continue
+            print(f"\n{g} ({total} transitions)\n{name}  kept  text F1 gain over sim  SSIM gain over sim")
+            for thr in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0):
+                kept = [r for r in mine if r[col] >= thr]
+                tf, sg = sum(r[2] for r in kept) / total, sum(r[3] for r in kept) / total
+                print(f"{thr:9.2f}  {len(kept):4d}  {tf:+21.4f}  {sg:+18.4f}")
 
 
 def seen_words_f1(t, answers: list[str | None], memory_score: dict) -> float:
@@ -424,24 +443,29 @@ def main():
     ap.add_argument(
         "--tune-alike", action="store_true", help="only measure memory's min_alike on the train split"
     )
+    ap.add_argument(
+        "--tune-elsewhere",
+        action="store_true",
+        help="only measure memory's min_alike_elsewhere on the train split (each app left out)",
+    )
     args = ap.parse_args()
     dd = load_corpus(args.corpus)
     if ID_TEST not in dd:
         raise SystemExit(
             f"error: corpus {args.corpus or 'bundled'} has no {ID_TEST} split; add one with `wm corpus add-id-test`"
         )
-    in_app = _transitions(args.corpus, [ID_TEST])
-    unseen = _transitions(args.corpus, ["test"])
+    in_app = transitions_of(args.corpus, [ID_TEST])
+    unseen = transitions_of(args.corpus, ["test"])
     for spec in args.unseen:
         path, _, split = spec.partition(":")
-        unseen += _transitions(path, [split] if split else None)
+        unseen += transitions_of(path, [split] if split else None)
     t0 = time.perf_counter()
-    train = _transitions(args.corpus, ["train"])
-    index = (train, train + _transitions(args.corpus, ["validation"]))
-    if args.tune_alike or args.ceiling:
+    train = transitions_of(args.corpus, ["train"])
+    index = (train, train + transitions_of(args.corpus, ["validation"]))
+    if args.tune_alike or args.tune_elsewhere or args.ceiling:
         with Renderer() as r:
-            if args.tune_alike:
-                tune_alike(r, train, index[1])
+            if args.tune_alike or args.tune_elsewhere:
+                tune_alike(r, train, index[1], elsewhere=args.tune_elsewhere)
             else:
                 ceiling(r, [t for g in GROUPS for t in in_group(in_app, g, args.limit)], index[1])
         print(f"\ntotal {time.perf_counter() - t0:.0f} s")

@@ -73,8 +73,11 @@ def test_screen_key_ignores_the_captures_state_markers():
     assert screen_key(page(["one", "two"])) != screen_key(page(["one"]))
 
 
+ALONE = {"min_alike_elsewhere": 2.0}  # memory that never answers from another app's recordings
+
+
 def test_memory_exact_hit_near_transplant_and_no_match(recorded, shots, renderer):
-    mem = MemoryBackend(recorded)
+    mem = MemoryBackend(recorded, **ALONE)
     wm = WorldModel(mem, renderer)
     exact = wm.predict(shots(page(["one"], hover=True)), Action("tap", x=52, y=27), mode="edit")
     assert exact.note.startswith("exact") and "<li>new</li>" in exact.html
@@ -84,7 +87,8 @@ def test_memory_exact_hit_near_transplant_and_no_match(recorded, shots, renderer
     # the nearest recorded screen's tap on an item is no answer to a tap on empty space
     blank = wm.predict(shots(page(["a", "b", "c"])), Action("tap", x=150, y=250), mode="edit")
     assert blank.edit == "" and "with this action on this element: no change" in blank.note
-    # another app's recordings are never used: the "other" app cleared its list on Add
+    # with answers from elsewhere turned off, another app's recordings are never used: the
+    # "other" app cleared its list on Add
     unknown = wm.predict(shots(page(["one"]), app="elsewhere"), ADD, mode="edit")
     assert unknown.edit == "" and "no recordings of app 'elsewhere'" in unknown.note
     assert dict(mem.stats) == {"exact": 1, "near": 1, "none": 2}
@@ -93,8 +97,37 @@ def test_memory_exact_hit_near_transplant_and_no_match(recorded, shots, renderer
     assert "<li>new</li>" in doc.html and doc.note.startswith("near")
 
 
+def test_memory_answers_an_app_it_has_no_recordings_of_from_another_apps_recording_of_the_same_screen(
+    recorded, shots, renderer
+):
+    # an app memory never saw, on the very screen the list app recorded: that recording's answer
+    mem = MemoryBackend(recorded[:2])
+    wm = WorldModel(mem, renderer)
+    same = wm.predict(shots(page(["one"]), app="newcomer"), ADD, mode="edit")
+    assert same.note.startswith("exact") and "(app 'lists', words 100% alike)" in same.note and "<li>new</li>" in same.html
+    assert same.settled
+    # a screen of the same structure, other words: the recorded reaction, transplanted
+    alike = wm.predict(shots(page(["a", "b"]), app="newcomer"), ADD, mode="edit")
+    assert alike.note.startswith("near") and "(app 'lists', words" in alike.note, alike.note
+    assert "<li>b</li><li>new</li>" in alike.html.replace("\n", "")
+    assert dict(mem.elsewhere) == {"exact": 1, "near": 1}
+    # the same structure with other words is another app on the same toolkit: nothing from it
+    toolkit = wm.predict(shots(page(["p", "q", "r", "s"]), app="newcomer"), ADD, mode="edit")
+    assert toolkit.edit == "" and "no recordings of app 'newcomer'" in toolkit.note, toolkit.note
+    # a screen less alike than min_alike_elsewhere gets nothing from another app
+    strict = WorldModel(MemoryBackend(recorded[:2], min_alike_elsewhere=1.0), renderer)
+    other = page(["a"]).replace("<ul>", '<ul class="plain">')
+    got = strict.predict(shots(other, app="newcomer"), ADD, mode="edit")
+    assert got.edit == "" and "no recordings of app 'newcomer'" in got.note, got.note
+    # the app's own recordings come first: "other" cleared its list on Add, and it is asked as itself
+    own = WorldModel(MemoryBackend(recorded), renderer).predict(
+        shots(page(["x", "y"]), "other"), ADD, mode="edit"
+    )
+    assert "(app " not in own.note and "<li>x</li>" not in own.html and "new" not in own.html, own.note
+
+
 def test_sim_plus_memory_keys_on_the_callers_screen_and_keeps_the_sims_when_unsure(recorded, shots, renderer):
-    with WorldModel([SimBackend(), MemoryBackend(recorded)], renderer) as wm:
+    with WorldModel([SimBackend(), MemoryBackend(recorded, **ALONE)], renderer) as wm:
         got = wm.predict_many(
             [Query(shots(page(["one"])), ADD), Query(shots(page(["one"]), app="elsewhere"), ADD)], "edit"
         )
@@ -122,7 +155,7 @@ def test_a_stage_after_memory_keeps_a_recorded_answer_and_writes_where_memory_kn
     assert kept.settled and "exact" in kept.note and "retrieval" not in kept.note
     assert "<li>one</li><li>new</li>" in kept.html.replace("\n", "")
     # where memory knows nothing of this app, the stage after it writes
-    stages = [SimBackend(), MemoryBackend(recorded[2:]), RetrievalBackend.from_transitions([clears])]
+    stages = [SimBackend(), MemoryBackend(recorded[2:], **ALONE), RetrievalBackend.from_transitions([clears])]
     with WorldModel(stages, renderer) as wm:
         wrote = wm.predict(screen, ADD, mode="edit")
     assert not wrote.settled and "memory: no recordings" in wrote.note
@@ -148,7 +181,8 @@ def test_memory_answers_an_episode_from_the_apps_other_episodes_when_told_to_lea
     mem.leave_out("lists-1")
     assert "exact" in mem.complete_edits([q])[0].note
     mem.leave_out(None)
-    # training's hints: each episode from the others of its app; an app with one episode gets none
+    # training's hints: each episode from the others of its app; an app with one episode gets
+    # another app's answer where that app recorded a screen as alike (as at prediction)
     ts = [recorded[0], again, recorded[2]]
     groups = []
     for mine in mem.each_episode_left_out(ts):
@@ -157,16 +191,16 @@ def test_memory_answers_an_episode_from_the_apps_other_episodes_when_told_to_lea
             assert not mem.complete_edits([q])[0].settled
     assert sorted(groups) == [[0], [1], [2]] and mem.complete_edits([q])[0].settled
     hints = memory_hints(ts, ts, renderer)
-    assert "new</li>" in hints[0].text and "new</li>" in hints[1].text and hints[2].text == ""
-    assert hints[0].known and not hints[2].known  # the app with one episode: memory knew nothing
-    # the examples built on them: where memory knew nothing (the app with one episode, and each
-    # answered transition's copy without its hint) the prompt says so, apart from "no change"
+    assert "new</li>" in hints[0].text and "new</li>" in hints[1].text and "new</li>" in hints[2].text
+    assert hints[0].known and hints[2].known and "(app 'lists'" in hints[2].note
+    # the examples built on them: where memory knew nothing (each answered transition's copy
+    # without its hint; here all three were answered) the prompt says so, apart from "no change"
     from training.data import ExampleOptions, examples_of
     from worldmodel.prompt import NO_HINT, UNKNOWN_HINT
 
     opts = ExampleOptions(target="edit", hints=True, hint_source="memory")
     shown = [e["prompt"][1]["content"][1]["text"] for e in examples_of(ts, opts, renderer)]
-    assert len(shown) == 5 and sum(UNKNOWN_HINT in t for t in shown) == 3
+    assert len(shown) == 6 and sum(UNKNOWN_HINT in t for t in shown) == 3
     assert not any(NO_HINT in t for t in shown)
 
 
@@ -189,7 +223,7 @@ def test_a_checkpoint_hinted_by_memory_takes_the_memory_stage_and_leaves_memorys
         min_confidence=0.0,
         focus=False,
     )
-    with WorldModel([SimBackend(), MemoryBackend(recorded), learned], renderer) as wm:
+    with WorldModel([SimBackend(), MemoryBackend(recorded, **ALONE), learned], renderer) as wm:
         assert [type(b).__name__ for b in wm.stages] == ["SimBackend", "TransformersBackend"]
         assert wm.name.count("memory") == 1
         exact, near, unknown = wm.predict_many(
@@ -220,7 +254,7 @@ def test_a_prompt_tells_memory_knowing_nothing_from_memory_answering_no_change_i
     from worldmodel.prompt import HINT_NOTE, MEMORY_HINT_NOTE, NO_HINT, UNKNOWN_HINT
     from worldmodel.tiny import build_tiny
 
-    mem = MemoryBackend(recorded)
+    mem = MemoryBackend(recorded, **ALONE)
     mem.use_renderer(renderer)
     here, elsewhere = Query(shots(page(["one"])), ADD), Query(shots(page(["one"]), app="elsewhere"), ADD)
     assert [c.known for c in mem.complete_edits([here, elsewhere])] == [True, False]

@@ -427,19 +427,28 @@ def test_the_checkpoint_card_round_trips_and_old_cards_still_load(tmp_path, tiny
         assert wm.stages[-1].html_chars == 900 and wm.stages[-1].card.html_chars == 900  # an option wins
 
 
-def test_the_default_model_never_hands_an_unseen_app_another_apps_screen(test_transitions, renderer):
+def test_the_default_model_gives_an_unseen_app_another_apps_screen_only_where_one_program_made_both(
+    test_transitions, renderer
+):
     """With no model named, predict_next runs DEFAULT_MODEL (sim+memory): on a test app no
-    recording covers, memory knows nothing and the sim's screen stands; on a training screen it
-    knows, the recorded next screen comes back."""
+    recording resembles, memory knows nothing and the sim's screen stands; on a test app built
+    on a recorded app's shell (phone-settings: the phone's tabs phone-notes recorded) memory
+    answers from that app's recording and says so; on a training screen it knows, the recorded
+    next screen comes back."""
     from render.metrics import text_f1
     from worldmodel.spec import DEFAULT_MODEL
 
     clear_cache()
-    t = test_transitions[0]
+    test = load_corpus()["test"]
+    t = next(iter_transitions(test.select([test["app"].index("medium-editor")])))
     p = predict_next(t.screen, t.action, t.goal, renderer=renderer)
     sim = predict_next(t.screen, t.action, t.goal, model="sim", renderer=renderer)
     assert DEFAULT_MODEL == "sim+memory" and p.ok
-    assert p.html == sim.html  # memory has no recording of this app: the sim's answer, untouched
+    assert p.html == sim.html  # no recording resembles this app's screen: the sim's answer, untouched
+    assert "no recordings of app 'medium-editor'" in p.note, p.note
+    shell = next(t for t in test_transitions if t.app == "phone-settings")
+    p = predict_next(shell.screen, shell.action, shell.goal, renderer=renderer)
+    assert "(app 'phone-" in p.note, p.note
     seen = next(iter_transitions(load_corpus()["train"].select([5])))
     known = predict_next(seen.screen, seen.action, seen.goal, renderer=renderer)
     assert text_f1(known.html, seen.next_screen.html) > 0.95

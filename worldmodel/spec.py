@@ -23,8 +23,9 @@ from .types import BackendSpec
 KINDS = tuple(BACKENDS)
 # What runs when a caller names no model (predict_next, predict_many, WorldModel.load(), wm predict):
 # the browser's own physics, then the same app's recorded reaction where one is known. It is never
-# below the sim alone on apps it never saw (memory then keeps the sim's screen) and well above it on
-# apps it has recordings of; `retrieval`, the default before, hands an unseen app another app's
+# below the sim alone on apps it never saw (memory then keeps the sim's screen, or gives another
+# app's recording of a screen as alike as the same program) and well above it on apps it has
+# recordings of; `retrieval`, the default before, hands an unseen app another app's
 # screen (benchmarks/RESULTS.md, "The default model").
 DEFAULT_MODEL = "sim+memory"
 GRAMMAR = "copy, sim, retrieval[:CORPUS], memory[:CORPUS], hf:PATH, a checkpoint folder, or openai:URL#MODEL (A+B composes, e.g. sim+retrieval)"

@@ -2,8 +2,9 @@
 
 A user who records their own app and trains an agent offline on it needs a model of *that* app.
 Retrieval (retrieval.py) looks across every app and transplants whatever the nearest screen
-did, which on an app it was not built around does harm. This backend answers only from the
-same app's recordings, and only when it can tell it knows:
+did, which on an app it was not built around does harm. This backend answers from the same
+app's recordings first, from another app's only where that app recorded this very screen or one
+as alike as the same program, and only when it can tell it knows:
 
 - **exact**: the same screen (a hash of its captured DOM, canonicalised: the capture's hover,
   focus and ring markers and whitespace left out) and the same action (same type, text, key,
@@ -18,6 +19,11 @@ same app's recordings, and only when it can tell it knows:
   same role and text (tag, role, own text): its edit transplanted onto this screen
   (worldmodel/transplant.py), kept only where at least `min_agreement` of its lines find a
   home here;
+- **another app's**: where this app's recordings give none of the above, another app's
+  recording of this very screen (exact), or of a screen at least `min_alike_elsewhere` alike in
+  structure (near): apps built on one shell (a phone's tabs recorded as separate apps, a system
+  dialog, a shared launcher) show the same screens, and a screen that alike is the same program;
+  `elsewhere` counts these answers (they count as exact or near in `stats` too);
 - **none**: no change (the screen as it is, or as the stage before made it), and the
   prediction's note says why.
 
@@ -43,6 +49,8 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from render.metrics import visible_text
+
 from ..doc import Doc
 from ..edit import diff
 from ..focus import POINTED, action_targets, own_text
@@ -55,6 +63,9 @@ DEFAULT_SPLITS = ("train", "validation")
 MIN_AGREEMENT = 0.5  # share of a near neighbour's edit lines that must find a home here
 MIN_ALIKE = 0.7  # how alike in structure (skeleton Jaccard) a near neighbour's screen must be; chosen on
 # the train split, each episode left out of the index in turn (benchmarks/RESULTS.md)
+MIN_ALIKE_ELSEWHERE = 0.9  # the same for another app's recordings, and how alike in words (Jaccard of the
+MIN_WORDS_ELSEWHERE = 0.2  # words a reader sees) its screen must be too: real apps share one toolkit's
+# structure, not their words; both chosen on the train split, each app left out in turn (RESULTS.md)
 NEAR_CANDIDATES = 6  # nearest same-app screens whose action target is checked, per query
 _STATE_TOKEN = re.compile(r"(?<![\w-])wm-[\w-]+")
 _CLASS_ATTR = re.compile(r'class="([^"]*)"')
@@ -93,6 +104,11 @@ def skeleton(html: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def words(html: str) -> frozenset[str]:
+    """The words a reader sees on a screen (render/metrics.py's tokens), as a set."""
+    return frozenset(visible_text(html or ""))
+
+
 def _jaccard(a: frozenset, b: frozenset) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
@@ -129,22 +145,35 @@ def _role(html: str, n: int | None) -> tuple | None:
 class MemoryBackend(Backend):
     name = "memory"
     edits = True
-    OPTIONS = ("splits", "min_agreement", "min_alike")
+    OPTIONS = ("splits", "min_agreement", "min_alike", "min_alike_elsewhere", "min_words_elsewhere")
 
-    def __init__(self, transitions, min_agreement: float = MIN_AGREEMENT, min_alike: float = MIN_ALIKE):
+    def __init__(
+        self,
+        transitions,
+        min_agreement: float = MIN_AGREEMENT,
+        min_alike: float = MIN_ALIKE,
+        min_alike_elsewhere: float = MIN_ALIKE_ELSEWHERE,
+        min_words_elsewhere: float = MIN_WORDS_ELSEWHERE,
+    ):
         self.sources: list[Transition] = [t for t in transitions if t.screen.html and t.next_screen.html]
         if not self.sources:
             raise ValueError("memory index is empty: the corpus splits have no transitions with HTML")
         self.min_agreement = min_agreement
         self.min_alike = min_alike
+        self.min_alike_elsewhere = min_alike_elsewhere  # above 1: never answer from another app
+        self.min_words_elsewhere = min_words_elsewhere
+        self._words: dict[int, frozenset] = {}
+        self.by_screen: dict[str, list[int]] = defaultdict(list)
         self.by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
         self.by_app: dict[str, list[int]] = defaultdict(list)
         self.screen_keys = [screen_key(t.screen.html) for t in self.sources]
         for i, t in enumerate(self.sources):
             self.by_key[(t.app, self.screen_keys[i])].append(i)
+            self.by_screen[self.screen_keys[i]].append(i)
             self.by_app[t.app].append(i)
         self.keys = np.stack([features(t.screen, t.action) for t in self.sources])
         self.stats: Counter = Counter()
+        self.elsewhere: Counter = Counter()  # answers from another app's recordings, by outcome
         self._targets: dict[int, int | None] = {}
         self._roles: dict[int, tuple | None] = {}
         self._edits: dict[int, str] = {}
@@ -152,12 +181,15 @@ class MemoryBackend(Backend):
         self._next_keys: dict[int, str] = {}
         self._renderer = None
         self._left_out: str | None = None
+        self._left_out_app: str | None = None
 
-    def leave_out(self, episode_id: str | None) -> None:
-        """Answer as if episode `episode_id`'s recordings were not indexed (None: answer from all).
-        Training asks memory about each recorded episode from the rest of its app's recordings,
-        as memory is asked about a new visit to an app it knows; what was computed stays cached."""
+    def leave_out(self, episode_id: str | None, app: str | None = None) -> None:
+        """Answer as if episode `episode_id`'s recordings (or every recording of `app`) were not
+        indexed (None: answer from all). Training asks memory about each recorded episode from the
+        rest of its app's recordings, as memory is asked about a new visit to an app it knows;
+        what was computed stays cached."""
         self._left_out = episode_id
+        self._left_out_app = app
 
     def each_episode_left_out(self, ts):
         """Yield, per episode of transitions `ts` in episode order, the indices of its transitions,
@@ -174,9 +206,13 @@ class MemoryBackend(Backend):
             self.leave_out(None)
 
     def _kept(self, rows: list[int]) -> list[int]:
-        if self._left_out is None:
+        if self._left_out is None and self._left_out_app is None:
             return rows
-        return [i for i in rows if self.sources[i].episode_id != self._left_out]
+        return [
+            i
+            for i in rows
+            if self.sources[i].episode_id != self._left_out and self.sources[i].app != self._left_out_app
+        ]
 
     def use_renderer(self, renderer) -> None:
         """Which element an action acts on comes from the browser's hit test: a WorldModel lends its renderer."""
@@ -197,12 +233,23 @@ class MemoryBackend(Backend):
 
     @classmethod
     def from_spec(
-        cls, spec, splits=DEFAULT_SPLITS, min_agreement: float = MIN_AGREEMENT, min_alike: float = MIN_ALIKE
+        cls,
+        spec,
+        splits=DEFAULT_SPLITS,
+        min_agreement: float = MIN_AGREEMENT,
+        min_alike: float = MIN_ALIKE,
+        min_alike_elsewhere: float = MIN_ALIKE_ELSEWHERE,
+        min_words_elsewhere: float = MIN_WORDS_ELSEWHERE,
     ) -> MemoryBackend:
         if isinstance(splits, str):
             splits = tuple(s for s in splits.split(",") if s)
         return cls.from_corpus(
-            spec.arg or None, splits, min_agreement=float(min_agreement), min_alike=float(min_alike)
+            spec.arg or None,
+            splits,
+            min_agreement=float(min_agreement),
+            min_alike=float(min_alike),
+            min_alike_elsewhere=float(min_alike_elsewhere),
+            min_words_elsewhere=float(min_words_elsewhere),
         )
 
     # ---- looking up ----------------------------------------------------------------------
@@ -226,9 +273,13 @@ class MemoryBackend(Backend):
         for i, n in zip(todo, got):
             self._targets[i] = n
 
-    def _exact(self, q: Query, target: int | None) -> int | None:
+    def _exact(self, q: Query, target: int | None, elsewhere: bool = False) -> int | None:
         origin = self._origin(q)
-        same = self._kept(self.by_key.get((self._app(q), screen_key(origin.html or "")), []))
+        key, app = screen_key(origin.html or ""), self._app(q)
+        if elsewhere:
+            same = [i for i in self._kept(self.by_screen.get(key, [])) if self.sources[i].app != app]
+        else:
+            same = self._kept(self.by_key.get((app, key), []))
         same = [i for i in same if _same_kind(self.sources[i].action, q.action)]
         if not same:
             return None
@@ -247,22 +298,29 @@ class MemoryBackend(Backend):
                     return i
         return None
 
-    def _near(self, q: Query, role: tuple | None, here: frozenset) -> list[int]:
-        """Same-app recorded transitions whose action is of the same kind on an element of the
-        same role and text: nearest in structure (`here`: the caller's screen's skeleton) first,
-        then in looks."""
-        mine = [
-            i
-            for i in self._kept(self.by_app.get(self._app(q), []))
-            if _same_kind_loose(self.sources[i].action, q.action)
-        ]
+    def _near(self, q: Query, role: tuple | None, here: frozenset, elsewhere: bool = False) -> list[int]:
+        """Same-app (or, `elsewhere`, other apps') recorded transitions whose action is of the
+        same kind on an element of the same role and text: nearest in structure (`here`: the
+        caller's screen's skeleton) first, then in looks."""
+        app = self._app(q)
+        rows = (
+            [i for i in range(len(self.sources)) if self.sources[i].app != app]
+            if elsewhere
+            else self.by_app.get(app, [])
+        )
+        mine = [i for i in self._kept(rows) if _same_kind_loose(self.sources[i].action, q.action)]
         if not mine:
             return []
         origin = self._origin(q)
         d = ((self.keys[mine] - features(origin, q.action)) ** 2).sum(1)
         apart = [round(1.0 - _jaccard(here, self._skeleton(i)), 2) for i in mine]
         ranked = sorted(range(len(mine)), key=lambda k: (apart[k], d[k]))
-        order = [mine[k] for k in ranked if apart[k] <= 1.0 - self.min_alike][:NEAR_CANDIDATES]
+        least = self.min_alike_elsewhere if elsewhere else self.min_alike
+        order = [mine[k] for k in ranked if apart[k] <= 1.0 - least]
+        if elsewhere:  # another app: its screen's words too, or it is only the same toolkit
+            said = words(origin.html)
+            order = [i for i in order if _jaccard(said, self._words_of(i)) >= self.min_words_elsewhere]
+        order = order[:NEAR_CANDIDATES]
         if q.action.type not in POINTED and q.action.type not in ("key",):
             return order
         if role is None:
@@ -274,6 +332,11 @@ class MemoryBackend(Backend):
         if i not in self._skeletons:
             self._skeletons[i] = skeleton(self.sources[i].screen.html)
         return self._skeletons[i]
+
+    def _words_of(self, i: int) -> frozenset:
+        if i not in self._words:
+            self._words[i] = words(self.sources[i].screen.html)
+        return self._words[i]
 
     def _destination(self, q: Query, target: int | None) -> int | None:
         """A recording of where this action leads from any screen of the app: the page a link's
@@ -343,18 +406,33 @@ class MemoryBackend(Backend):
                     )
                 )
                 continue
+            here, role = skeleton(o.html), _role(o.html, target)
             i = self._exact(q, target)
             j = self._destination(q, target) if i is None else None
+            got = (
+                None
+                if i is not None or j is not None
+                else self._transplanted(q, o, self._near(q, role, here), target)
+            )
+            away = i is None and j is None and got is None and self.min_alike_elsewhere <= 1.0
+            if away:  # another app's recording of this screen, or of one as alike as the same program
+                i = self._exact(q, target, elsewhere=True)
+                if i is None:
+                    near = self._near(q, role, here, elsewhere=True)
+                    got = self._transplanted(q, o, near, target, elsewhere=True)
+            of = ""
+            if away and (i is not None or got):
+                k = i if got is None else got[1]
+                said = _jaccard(words(o.html), self._words_of(k))
+                of = f" (app {self.sources[k].app!r}, words {said:.0%} alike)"
             if i is not None:
                 kind, nxt, src = "exact", self.sources[i].next_screen.html, self.sources[i]
-                note = f"exact: the recorded next screen of {src.episode_id} step {src.step}"
+                note = f"exact: the recorded next screen of {src.episode_id} step {src.step}{of}"
                 ed = None
             elif j is not None:
                 kind, nxt, src, ed = "destination", self.sources[j].next_screen.html, self.sources[j], None
                 note = f"destination: where {src.episode_id} step {src.step} went with this action"
             else:
-                here = skeleton(o.html)
-                got = self._transplanted(q, o, self._near(q, _role(o.html, target), here), target)
                 if got is None:
                     self.stats["none"] += 1
                     why = (
@@ -370,12 +448,13 @@ class MemoryBackend(Backend):
                 alike = _jaccard(here, self._skeleton(i))
                 note = (
                     f"near: {src.episode_id} step {src.step}'s reaction transplanted ({share:.0%} of its"
-                    f" lines; the screens {alike:.0%} alike in structure)"
+                    f" lines; the screens {alike:.0%} alike in structure){of}"
                 )
                 if edit and q.origin is not None and _changed(o.html, q.screen.html):
                     # the stage before changed the screen (the browser scrolled, checked, typed):
                     # keep that, and carry over only the app's part of the recorded reaction
                     self.stats[kind] += 1
+                    self.elsewhere[kind] += bool(of)
                     rec = self._edit(i)
                     anchors = (
                         {self._targets[i]: target}
@@ -395,6 +474,7 @@ class MemoryBackend(Backend):
                     out.append(Completion(react, note + " after the stage before"))
                     continue
             self.stats[kind] += 1
+            self.elsewhere[kind] += bool(of)
             if not edit:
                 text = nxt
             elif ed is not None and q.origin is None:
@@ -405,12 +485,18 @@ class MemoryBackend(Backend):
             out.append(Completion(text, note, settled=kind in ("exact", "destination")))
         return out
 
-    def _transplanted(self, q: Query, origin: Screen, near: list[int], target: int | None):
+    def _transplanted(
+        self, q: Query, origin: Screen, near: list[int], target: int | None, elsewhere: bool = False
+    ):
         """(edit of `origin`, source, agreement) from the first near neighbour whose recorded
-        edit carries over onto the caller's screen well enough."""
+        edit carries over onto the caller's screen well enough. Another app doing nothing on a
+        screen like this one (beyond the browser's hover and focus markers) says nothing of this
+        app, and would only silence a later stage: `elsewhere` passes such a neighbour by."""
         for i in near:
             src = self.sources[i]
             rec = self._edit(i)
+            if elsewhere and not reaction(rec, src.screen.html).strip():
+                continue
             if not rec.strip():
                 return "", i, 1.0  # the app did nothing there
             anchors = (
