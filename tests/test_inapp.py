@@ -104,7 +104,11 @@ def test_memory_answers_an_app_it_has_no_recordings_of_from_another_apps_recordi
     mem = MemoryBackend(recorded[:2])
     wm = WorldModel(mem, renderer)
     same = wm.predict(shots(page(["one"]), app="newcomer"), ADD, mode="edit")
-    assert same.note.startswith("exact") and "(app 'lists', words 100% alike)" in same.note and "<li>new</li>" in same.html
+    assert (
+        same.note.startswith("exact")
+        and "(app 'lists', words 100% alike)" in same.note
+        and "<li>new</li>" in same.html
+    )
     assert same.settled
     # a screen of the same structure, other words: the recorded reaction, transplanted
     alike = wm.predict(shots(page(["a", "b"]), app="newcomer"), ADD, mode="edit")
