@@ -298,11 +298,14 @@ class MemoryBackend(Backend):
                     return i
         return None
 
-    def _near(self, q: Query, role: tuple | None, here: frozenset, elsewhere: bool = False) -> list[int]:
-        """Same-app (or, `elsewhere`, other apps') recorded transitions whose action is of the
-        same kind on an element of the same role and text: nearest in structure (`here`: the
-        caller's screen's skeleton) first, then in looks."""
-        app = self._app(q)
+    def _near(
+        self, q: Query, role: tuple | None, here: frozenset, said: frozenset | None = None
+    ) -> list[int]:
+        """Same-app recorded transitions whose action is of the same kind on an element of the
+        same role and text: nearest in structure (`here`: the caller's screen's skeleton) first,
+        then in looks. Given `said` (the caller's screen's words), other apps' instead, whose
+        screens must share those words too, or they are only the same toolkit."""
+        app, elsewhere = self._app(q), said is not None
         rows = (
             [i for i in range(len(self.sources)) if self.sources[i].app != app]
             if elsewhere
@@ -317,8 +320,7 @@ class MemoryBackend(Backend):
         ranked = sorted(range(len(mine)), key=lambda k: (apart[k], d[k]))
         least = self.min_alike_elsewhere if elsewhere else self.min_alike
         order = [mine[k] for k in ranked if apart[k] <= 1.0 - least]
-        if elsewhere:  # another app: its screen's words too, or it is only the same toolkit
-            said = words(origin.html)
+        if elsewhere:
             order = [i for i in order if _jaccard(said, self._words_of(i)) >= self.min_words_elsewhere]
         order = order[:NEAR_CANDIDATES]
         if q.action.type not in POINTED and q.action.type not in ("key",):
@@ -406,25 +408,24 @@ class MemoryBackend(Backend):
                     )
                 )
                 continue
-            here, role = skeleton(o.html), _role(o.html, target)
             i = self._exact(q, target)
             j = self._destination(q, target) if i is None else None
-            got = (
-                None
-                if i is not None or j is not None
-                else self._transplanted(q, o, self._near(q, role, here), target)
-            )
-            away = i is None and j is None and got is None and self.min_alike_elsewhere <= 1.0
-            if away:  # another app's recording of this screen, or of one as alike as the same program
-                i = self._exact(q, target, elsewhere=True)
-                if i is None:
-                    near = self._near(q, role, here, elsewhere=True)
-                    got = self._transplanted(q, o, near, target, elsewhere=True)
-            of = ""
-            if away and (i is not None or got):
-                k = i if got is None else got[1]
-                said = _jaccard(words(o.html), self._words_of(k))
-                of = f" (app {self.sources[k].app!r}, words {said:.0%} alike)"
+            got, of = None, ""
+            if i is None and j is None:
+                here, role = skeleton(o.html), _role(o.html, target)
+                got = self._transplanted(q, o, self._near(q, role, here), target)
+                if got is None and self.min_alike_elsewhere <= 1.0:
+                    # another app's recording of this screen, or of one as alike as one program's
+                    said = words(o.html)
+                    i = self._exact(q, target, elsewhere=True)
+                    if i is None:
+                        got = self._transplanted(
+                            q, o, self._near(q, role, here, said), target, elsewhere=True
+                        )
+                    if i is not None or got:
+                        k = i if got is None else got[1]
+                        shared = _jaccard(said, self._words_of(k))
+                        of = f" (app {self.sources[k].app!r}, words {shared:.0%} alike)"
             if i is not None:
                 kind, nxt, src = "exact", self.sources[i].next_screen.html, self.sources[i]
                 note = f"exact: the recorded next screen of {src.episode_id} step {src.step}{of}"
