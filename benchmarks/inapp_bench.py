@@ -54,7 +54,7 @@ from worldmodel.evaluate import evaluate
 from worldmodel.types import Query
 
 GROUPS = ("phone", "MiniWoB++", "third-party")
-COMPOSED = ("sim+memory", "sim+retrieval", "sim+checkpoint", "sim+memory+checkpoint")
+COMPOSED = ("sim+memory", "sim+retrieval", "sim+checkpoint", "sim+memory+checkpoint", "sim+memory+revisit")
 NOISE = 0.005  # SSIM or text F1: a composed model below the sim alone by more than this does harm
 
 
@@ -120,16 +120,22 @@ def models(renderer, corpus, checkpoint, in_app: bool, index) -> dict[str, World
         if in_app:
             opts.update(hint_source="memory", hint_corpus=str(corpus) if corpus else None)
         loaded = WorldModel.load(f"hf:{checkpoint}", renderer=renderer, **opts)
-        learned = loaded.stages[-1]
+        # the checkpoint's stages: the coder, and its revisit head where it has one
+        learned = loaded.stages[1:]
         # after the same sim run as the sim's own row: two runs of the sim differ by up to 0.0001
         # SSIM on a group (phone-settings, 2026-12-07), which is not the checkpoint's doing
         loaded.stages[0].close()
-        out["sim+checkpoint"] = WorldModel([sim(), learned], renderer, "sim+checkpoint")
-        # the checkpoint after memory: an answer memory is sure of passes it by; a checkpoint
-        # trained on memory's answers takes the memory stage in as its hints' source
+        out["sim+checkpoint"] = WorldModel([sim(), *learned], renderer, "sim+checkpoint")
+        # the checkpoint after memory: an answer memory is sure of passes it by (its revisit head
+        # excepted); a checkpoint trained on memory's answers takes the memory stage in as its
+        # hints' source
         out["sim+memory+checkpoint"] = WorldModel(
-            [sim(), MemoryBackend(known), learned], renderer, "sim+memory+checkpoint"
+            [sim(), MemoryBackend(known), *learned], renderer, "sim+memory+checkpoint"
         )
+        if len(learned) > 1:  # the revisit head alone after memory: what the coder adds beside it
+            out["sim+memory+revisit"] = WorldModel(
+                [sim(), MemoryBackend(known), learned[-1]], renderer, "sim+memory+revisit"
+            )
     return out
 
 
@@ -210,6 +216,7 @@ def _mean_of(scores: list[dict], key: str) -> float:
 
 # What the checkpoint after memory did, read off its predictions' notes (worldmodel/backends/hf.py)
 CHOICES = {
+    "revisited an earlier screen of the episode": ("revisit: the screen",),  # the revisit head
     "memory sure (passed by)": ("exact:", "destination:"),  # memory's own notes
     "below the gate: memory's answer stands": (NOTES["memory stands"],),
     "below the gate: the sim's screen kept": (NOTES["screen kept"],),

@@ -71,6 +71,7 @@ class ImaginedEnv(gym.Env):
             }
         )
         self.screen: Screen | None = None
+        self.history: list[Screen] = []
         self.goal = ""
         self.steps = 0
 
@@ -106,13 +107,17 @@ class ImaginedEnv(gym.Env):
         )
         t = self.starts[i]
         self.screen, self.goal, self.steps = t.screen, t.goal, 0
+        self.history = []  # the screens this episode showed before the current one
         return self._obs(), {"start": i, "app": t.app}
 
     def step(self, action):
         act = action if isinstance(action, Action) else self.to_action(action)
-        pred = self.world_model.predict_many([Query(self.screen, act, self.goal)], self.mode)[0]
+        pred = self.world_model.predict_many(
+            [Query(self.screen, act, self.goal, history=tuple(self.history))], self.mode
+        )[0]
         self.steps += 1
         if pred.ok:
+            self.history.append(self.screen)
             self.screen = Screen(
                 pred.image.resize(self.screen.size),
                 html=pred.html,

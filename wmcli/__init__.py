@@ -27,13 +27,14 @@ from .corpus import app as corpus_app
 from .eval import eval_command
 from .predict import predict_command
 from .render import render_command
-from .train import train_command
+from .train import train_command, train_revisit_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
 app.command("render")(render_command)
 app.command("predict")(predict_command)
 app.command("eval")(eval_command)
 app.command("train")(train_command)
+app.command("train-revisit")(train_revisit_command)
 app.add_typer(corpus_app, name="corpus")
 
 EXIT_RUNTIME = 1
@@ -56,7 +57,7 @@ EXTRA_OF_MODULE = {
     "lpips": ("lpips",),
     "torchvision": ("lpips",),
 }
-EXTRA_OF_COMMAND = {"train": "train", "corpus": "corpus"}
+EXTRA_OF_COMMAND = {"train": "train", "train-revisit": "train", "corpus": "corpus"}
 
 
 def missing_extra(e: ModuleNotFoundError, argv: list[str]) -> str | None:

@@ -36,3 +36,20 @@ def train_command(
         raise typer.Exit(2) from e
     if os.environ.get("RANK", "0") == "0":  # the main process of several says it once
         typer.echo(f"done: wm eval -m {final}  |  wm predict --model {final} ...")
+
+
+def train_revisit_command(
+    checkpoint: str = typer.Argument(..., help="the checkpoint folder the head is written into"),
+    corpus: str = typer.Option(
+        None, help="corpus whose train split it learns from (default: the bundled one)"
+    ),
+) -> None:
+    """Fit a checkpoint's revisit head: which earlier screen of the episode is the next one."""
+    from training.revisit import train_revisit
+
+    try:
+        path = train_revisit(checkpoint, corpus, echo=typer.echo)
+    except (FileNotFoundError, ValueError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from e
+    typer.echo(f"done: wm eval -m sim+memory+{checkpoint}  (the head runs after the checkpoint: {path.name})")

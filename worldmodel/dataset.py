@@ -166,6 +166,21 @@ def corpus_transitions(dd, skipped: list[str] | None = None) -> list[Transition]
     return out
 
 
+def episode_histories(transitions: list[Transition]) -> list[tuple[Screen, ...]]:
+    """Per transition, the screens its episode showed before it, oldest first (`Query.history`):
+    the current screens of the same app's same episode at earlier steps. A transition with no
+    episode id has none."""
+    seen: dict[tuple[str, str], list[tuple[int, Screen]]] = {}
+    for t in transitions:
+        if t.episode_id:
+            seen.setdefault((t.app, t.episode_id), []).append((t.step, t.screen))
+    out = []
+    for t in transitions:
+        mine = sorted(seen.get((t.app, t.episode_id), []), key=lambda x: x[0]) if t.episode_id else []
+        out.append(tuple(s for step, s in mine if step < t.step))
+    return out
+
+
 def app_splits(dd) -> dict[str, str]:
     """Each app's own split (train, validation or test) in a loaded corpus; its held-out
     id-test episodes do not move it."""

@@ -14,6 +14,7 @@ from render import Renderer
 from render.metrics import LPIPS, MetricUnavailable
 
 from .backends import Backend
+from .dataset import episode_histories
 from .files import write_whole
 from .judge import SCORES
 from .model import WorldModel
@@ -79,13 +80,16 @@ def evaluate(
     }
     figures["backends"] = {}
     rows: dict[int, dict] = {i: {"i": i} for i in range(len(transitions))}
+    past = episode_histories(transitions)
     for name, backend in backends.items():
         wm = WorldModel.load(backend, renderer)  # a WorldModel as it is, a Backend wrapped
         mode = (modes if isinstance(modes, str) else (modes or {}).get(name)) or wm.mode
         per: dict[str, list] = {}
         for s in range(0, len(transitions), batch):
             chunk = transitions[s : s + batch]
-            preds = wm.predict_many([Query(t.screen, t.action, t.goal) for t in chunk], mode)
+            preds = wm.predict_many(
+                [Query(t.screen, t.action, t.goal, history=past[s + j]) for j, t in enumerate(chunk)], mode
+            )
             extra = _model_scores(chunk, preds, embedders, judge)
             for j, (t, p) in enumerate(zip(chunk, preds)):
                 i = s + j

@@ -115,6 +115,9 @@ class WorldModel:
                     names.append("sim")
                 stages.append(backend)
                 names.append(str(s))
+                for extra in backend.followers():  # e.g. a checkpoint's revisit head
+                    stages.append(extra)
+                    names.append(extra.name)
         except BaseException:
             for b in stages:
                 b.close()
@@ -160,14 +163,23 @@ class WorldModel:
         notes: list[list[str]] = [[] for _ in queries]
         for k, backend in enumerate(self.stages):
             # a screen a stage settled (a recording of this very transition) passes the rest by
-            todo = [i for i, p in enumerate(preds) if p is None or not p.settled]
+            todo = [i for i, p in enumerate(preds) if p is None or not p.settled or backend.revises_settled]
             if not todo:
                 break
+            asked = None
+            if backend.revises_settled:  # where it knew nothing, the answer before it stands
+                backend.use_renderer(self.renderer)
+                got_all = _complete(backend, [current[i] for i in todo], [edit[i] for i in todo])
+                spoke = [j for j, c in enumerate(got_all) if c.known or preds[todo[j]] is None]
+                todo, asked = [todo[j] for j in spoke], [got_all[j] for j in spoke]
+                if not todo:
+                    continue
             got = self._stage(
                 backend,
                 [current[i] for i in todo],
                 [edit[i] for i in todo],
                 lazy and k + 1 == len(self.stages),
+                asked,
             )
             for i, p in zip(todo, got):
                 if p.note:
@@ -177,7 +189,12 @@ class WorldModel:
                 if k + 1 < len(self.stages) and p.ok:
                     q = queries[i]
                     current[i] = Query(
-                        p.as_screen(q.screen), q.action, q.goal, applied=True, origin=q.origin or q.screen
+                        p.as_screen(q.screen),
+                        q.action,
+                        q.goal,
+                        applied=True,
+                        origin=q.origin or q.screen,
+                        history=q.history,
                     )
                 elif k + 1 < len(self.stages):
                     current[i] = queries[i]
@@ -192,12 +209,19 @@ class WorldModel:
         return preds
 
     def _stage(
-        self, backend: Backend, queries: list[Query], edit: list[bool], lazy: bool = False
+        self,
+        backend: Backend,
+        queries: list[Query],
+        edit: list[bool],
+        lazy: bool = False,
+        completions: list[Completion] | None = None,
     ) -> list[Prediction]:
-        """One stage over the batch: generate, turn each completion into a document, render."""
+        """One stage over the batch: generate (unless its `completions` are given), turn each
+        completion into a document, render."""
         backend.use_renderer(self.renderer)  # backends that act in a browser share this one
         t0 = time.perf_counter()
-        completions = _complete(backend, queries, edit)
+        if completions is None:
+            completions = _complete(backend, queries, edit)
         gen_s = (time.perf_counter() - t0) / len(queries)
         written = [self._write(q, c, e and backend.edits, e) for q, c, e in zip(queries, completions, edit)]
         if lazy:
@@ -269,13 +293,19 @@ class WorldModel:
         return out
 
     def rollout(
-        self, screen: Screen, actions: Sequence[Action], goal: str | None = None, mode: str | None = None
+        self,
+        screen: Screen,
+        actions: Sequence[Action],
+        goal: str | None = None,
+        mode: str | None = None,
+        history: Sequence[Screen] = (),
     ) -> list[Prediction]:
-        """Imagine `actions` one after another from `screen`: one Prediction per step.
+        """Imagine `actions` one after another from `screen` (shown after `history`, oldest
+        first): one Prediction per step.
 
         Each step starts from the previous imagined screen; a step whose render failed ends the
         rollout (its Prediction, with the error, is the last one)."""
-        return self.rollout_many([screen], [actions], goal, mode)[0]
+        return self.rollout_many([screen], [actions], goal, mode, history)[0]
 
     def rollout_many(
         self,
@@ -283,20 +313,27 @@ class WorldModel:
         plans: Sequence[Sequence[Action]],
         goal: str | None = None,
         mode: str | None = None,
+        history: Sequence[Screen] = (),
     ) -> list[list[Prediction]]:
-        """Several rollouts, batched across them at every depth."""
+        """Several rollouts, batched across them at every depth. Each step is asked with the
+        screens its rollout imagined before it (`Query.history`), after `history`, the screens
+        shown before the first (the same for every rollout)."""
         if len(screens) != len(plans):
             raise ValueError(f"{len(screens)} screens but {len(plans)} action sequences")
         out: list[list[Prediction]] = [[] for _ in screens]
         state = list(screens)
+        past = [tuple(history) for _ in screens]
         alive = [i for i, p in enumerate(plans) if len(p)]
         depth = 0
         while alive:
-            preds = self.predict_many([Query(state[i], plans[i][depth], goal) for i in alive], mode)
+            preds = self.predict_many(
+                [Query(state[i], plans[i][depth], goal, history=past[i]) for i in alive], mode
+            )
             nxt = []
             for i, p in zip(alive, preds):
                 out[i].append(p)
                 if p.ok and depth + 1 < len(plans[i]):
+                    past[i] = (*past[i], state[i])
                     state[i] = p.as_screen(state[i])
                     nxt.append(i)
             alive, depth = nxt, depth + 1

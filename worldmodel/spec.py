@@ -4,7 +4,8 @@
     sim                       the browser's own physics on the current HTML (no scripts, no app)
     retrieval[:CORPUS]        next screen of the nearest recorded (screen, action)
     memory[:CORPUS]           the same app's recorded reaction to this screen and action, or none
-    hf:PATH | PATH            a local transformers VLM checkpoint folder
+    hf:PATH | PATH            a local transformers VLM checkpoint folder (with its revisit head, if it has one)
+    revisit:PATH              a learned revisit head: the episode's earlier screen that is the next one, or none
     openai:URL#MODEL | URL#MODEL   an OpenAI-compatible chat endpoint
     A+B                       composition: B receives A's prediction as the screen to edit
 
@@ -28,7 +29,7 @@ KINDS = tuple(BACKENDS)
 # recordings of; `retrieval`, the default before, hands an unseen app another app's
 # screen (benchmarks/RESULTS.md, "The default model").
 DEFAULT_MODEL = "sim+memory"
-GRAMMAR = "copy, sim, retrieval[:CORPUS], memory[:CORPUS], hf:PATH, a checkpoint folder, or openai:URL#MODEL (A+B composes, e.g. sim+retrieval)"
+GRAMMAR = "copy, sim, retrieval[:CORPUS], memory[:CORPUS], hf:PATH, a checkpoint folder, revisit:PATH, or openai:URL#MODEL (A+B composes, e.g. sim+retrieval)"
 
 
 class SpecError(ValueError):
@@ -74,6 +75,10 @@ def _one(text: str, whole: str) -> BackendSpec:
         if not url.startswith(("http://", "https://")):
             raise SpecError(f"model {whole!r}: openai needs an http(s):// base URL, got {url!r}")
         return BackendSpec("openai", url, model or "default")
+    if kind == "revisit":
+        if not arg:
+            raise SpecError(f"model {whole!r}: revisit needs a path, e.g. revisit:runs/small/final")
+        return BackendSpec("revisit", arg)
     if kind == "hf":
         if not arg:
             raise SpecError(f"model {whole!r}: hf needs a path, e.g. hf:runs/tiny/final")

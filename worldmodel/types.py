@@ -277,6 +277,10 @@ class Query:
     # the screen the caller gave, when an earlier stage's result replaced it as `screen` (a
     # backend that looks the recorded screen up, like `memory`, keys on this one)
     origin: Screen | None = None
+    # the screens this episode showed before `screen`, oldest first: an agent's real past screens
+    # or an imagined rollout's. A step back or to a tab seen before lands on the episode's own
+    # state (its notes, its selection), which no other episode's recording holds
+    history: tuple[Screen, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.screen, Screen):

@@ -32,6 +32,9 @@ class Backend:
       target   the mode it is asked in when a caller gives none: "document" or "edit"
       card     a trained checkpoint's card as it runs (worldmodel/card.py, options applied);
                None for a backend without one
+      revises_settled  True: it is asked about answers an earlier stage settled too, and a
+               completion it marks `known=False` leaves the answer before it standing (a stage
+               that knows what no recording can, e.g. the episode's own earlier screens)
     """
 
     name: str = ""
@@ -40,6 +43,7 @@ class Backend:
     after: str = ""
     target: str = "document"
     card: CheckpointCard | None = None
+    revises_settled: bool = False
 
     @classmethod
     def from_spec(cls, spec: BackendSpec, **options) -> Backend:
@@ -69,6 +73,11 @@ class Backend:
         `sim+memory+PATH` as their source); WorldModel then runs `previous` only through it. The
         default takes nothing in."""
         return False
+
+    def followers(self) -> list[Backend]:
+        """Stages it brings to run right after it when `WorldModel.load` builds it from a spec (a
+        checkpoint folder's revisit head, worldmodel/backends/revisit.py). The default: none."""
+        return []
 
     def use_renderer(self, renderer) -> None:
         """A WorldModel lends its renderer before each batch (for backends that act in a browser or

@@ -205,6 +205,7 @@ class TransformersBackend(Backend):
         # how the checkpoint was trained to be asked (read before the weights: a bad card fails fast)
         self.card = _run_card(card or CheckpointCard.of(p), card_changes)
         self.name = f"hf:{p.name}"
+        self.path = p
         self._load(p, model, processor)
         self._index = None
         self._renderer = None
@@ -375,6 +376,13 @@ class TransformersBackend(Backend):
             src = MemoryBackend if self.hint_source == "memory" else RetrievalBackend
             self.use_hint_index(src.from_corpus(self.hint_corpus))
         return [Completion.of(h) for h in self._index.complete_edits(queries)]
+
+    def followers(self) -> list[Backend]:
+        """The checkpoint's revisit head (training/revisit.py wrote it beside the weights), if any."""
+        from ..revisit import REVISIT_FILE
+        from .revisit import RevisitBackend
+
+        return [RevisitBackend(self.path)] if (self.path / REVISIT_FILE).is_file() else []
 
     def absorbs(self, previous: Backend) -> bool:
         """A checkpoint trained on memory's answers as hints takes the memory stage before it as

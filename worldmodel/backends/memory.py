@@ -109,7 +109,8 @@ def words(html: str) -> frozenset[str]:
     return frozenset(visible_text(html or ""))
 
 
-def _jaccard(a: frozenset, b: frozenset) -> float:
+def jaccard(a: frozenset, b: frozenset) -> float:
+    """How alike two sets are: shared over all (two empty sets are alike)."""
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
@@ -316,12 +317,12 @@ class MemoryBackend(Backend):
             return []
         origin = self._origin(q)
         d = ((self.keys[mine] - features(origin, q.action)) ** 2).sum(1)
-        apart = [round(1.0 - _jaccard(here, self._skeleton(i)), 2) for i in mine]
+        apart = [round(1.0 - jaccard(here, self._skeleton(i)), 2) for i in mine]
         ranked = sorted(range(len(mine)), key=lambda k: (apart[k], d[k]))
         least = self.min_alike_elsewhere if elsewhere else self.min_alike
         order = [mine[k] for k in ranked if apart[k] <= 1.0 - least]
         if elsewhere:
-            order = [i for i in order if _jaccard(said, self._words_of(i)) >= self.min_words_elsewhere]
+            order = [i for i in order if jaccard(said, self._words_of(i)) >= self.min_words_elsewhere]
         order = order[:NEAR_CANDIDATES]
         if q.action.type not in POINTED and q.action.type not in ("key",):
             return order
@@ -424,7 +425,7 @@ class MemoryBackend(Backend):
                         )
                     if i is not None or got:
                         k = i if got is None else got[1]
-                        shared = _jaccard(said, self._words_of(k))
+                        shared = jaccard(said, self._words_of(k))
                         of = f" (app {self.sources[k].app!r}, words {shared:.0%} alike)"
             if i is not None:
                 kind, nxt, src = "exact", self.sources[i].next_screen.html, self.sources[i]
@@ -446,7 +447,7 @@ class MemoryBackend(Backend):
                 ed, i, share = got
                 src = self.sources[i]
                 kind, nxt = "near", try_apply(o.html, ed)[0] or o.html
-                alike = _jaccard(here, self._skeleton(i))
+                alike = jaccard(here, self._skeleton(i))
                 note = (
                     f"near: {src.episode_id} step {src.step}'s reaction transplanted ({share:.0%} of its"
                     f" lines; the screens {alike:.0%} alike in structure){of}"

@@ -17,6 +17,7 @@ BACKENDS = {
     "retrieval": "worldmodel.backends.retrieval:RetrievalBackend",
     "memory": "worldmodel.backends.memory:MemoryBackend",
     "hf": "worldmodel.backends.hf:TransformersBackend",
+    "revisit": "worldmodel.backends.revisit:RevisitBackend",
     "openai": "worldmodel.backends.openai:OpenAIBackend",
 }
 
