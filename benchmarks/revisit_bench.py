@@ -1,16 +1,17 @@
 """The revisit head against two hand rules and the best choice possible, in text F1 over sim+memory.
 
-    python benchmarks/revisit_bench.py --head CHECKPOINT [--corpus PATH] [--split id-test]
+    python benchmarks/revisit_bench.py --head CHECKPOINT [--corpus PATH] [--split id-test] [--limit N]
 
-Per transition of the split (memory of the corpus' train and validation splits), `sim+memory`
+Per transition of the split (memory of the corpus' train and validation splits, or the bundled
+corpus' where it has none), `sim+memory`
 answers and every distinct earlier screen of the episode is a candidate (worldmodel/revisit.py).
-It prints, per group and pooled, the mean text F1 gain over sim+memory (and how many answers
-were replaced) of:
+It prints, per group and pooled, the mean text F1 and SSIM gains over sim+memory (each choice
+rendered; and how many answers were replaced) of:
   head      the trained head's choice (training/revisit.py), abstaining below its threshold
   back      a rule: on `back`, the screen shown just before
   alike     a rule: the latest earlier screen alike in structure to the answer (skeleton Jaccard 1)
   oracle    the best candidate where one beats the answer, knowing the real next screen
-Text F1 only (no rendering of the choices); inapp_bench.py measures SSIM with the head in place.
+The oracle picks by text F1. inapp_bench.py measures the head in place, composed after a checkpoint.
 """
 
 from __future__ import annotations
@@ -34,16 +35,20 @@ def main() -> None:
     ap.add_argument("--head", required=True, help="a checkpoint folder with revisit.json, or the file")
     ap.add_argument("--corpus", default=None, help="corpus (default: the bundled one)")
     ap.add_argument("--split", default="id-test", help="split to ask (default: id-test)")
+    ap.add_argument("--limit", type=int, default=0, help="only the split's first N transitions (0: all)")
     args = ap.parse_args()
     head = RevisitHead.load(args.head)
     dd = load_corpus(args.corpus)
     if args.split not in dd:
         raise SystemExit(f"error: corpus {args.corpus or 'bundled'} has no {args.split} split")
-    ts = list(iter_transitions(dd[args.split], skipped=[]))
+    ts = list(iter_transitions(dd[args.split], skipped=[]))[: args.limit or None]
     known = [t for s in ("train", "validation") if s in dd for t in iter_transitions(dd[s], skipped=[])]
+    if not known:  # a corpus of one split (a DroidBot exploration): memory of the bundled corpus
+        bundled = load_corpus(None)
+        known = [t for s in ("train", "validation") for t in iter_transitions(bundled[s], skipped=[])]
     t0 = time.perf_counter()
     with Renderer() as r:
-        rows = examples(ts, r, known, echo=lambda *a: None)
+        rows = examples(ts, r, known, echo=lambda *a: None, pixels=True)
     by_query = defaultdict(list)
     for row in rows:
         by_query[row["query"]].append(row)
@@ -67,20 +72,25 @@ def main() -> None:
         for name, x in picks.items():
             if x is not None:
                 gains[g][name] += x["gain"]
+                gains[g][name + " ssim"] += x["ssim_gain"]
                 gains[g][name + " n"] += 1
     print(
         f"{args.corpus or 'bundled'} {args.split}: {len(ts)} transitions, {len(rows)} candidates, "
         f"head threshold {head.threshold:.2f} ({time.perf_counter() - t0:.0f} s)"
     )
-    print(f"{'group (n)':18s} " + " ".join(f"{k:>16s}" for k in ("head", "back", "alike", "oracle")))
+    print(
+        f"{'group (n)':18s} "
+        + " ".join(f"{k + ' text F1 / SSIM':>26s}" for k in ("head", "back", "alike", "oracle"))
+    )
     for g in (*sorted(n), "pooled"):
         m = sum(n.values()) if g == "pooled" else n[g]
         src = [gains[x] for x in gains] if g == "pooled" else [gains[g]]
         cells = []
         for k in ("head", "back", "alike", "oracle"):
             total, used = sum(s[k] for s in src), sum(s[k + " n"] for s in src)
-            cells.append(f"{total / m:+.4f} ({int(used):3d})")
-        print(f"{f'{g} ({m})':18s} " + " ".join(f"{c:>16s}" for c in cells))
+            px = sum(s[k + " ssim"] for s in src)
+            cells.append(f"{total / m:+.4f} / {px / m:+.4f} ({int(used):3d})")
+        print(f"{f'{g} ({m})':18s} " + " ".join(f"{c:>26s}" for c in cells))
 
 
 if __name__ == "__main__":

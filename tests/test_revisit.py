@@ -17,7 +17,7 @@ from worldmodel.backends.base import Backend
 from worldmodel.backends.copy import CopyBackend
 from worldmodel.backends.revisit import RevisitBackend
 from worldmodel.dataset import episode_histories
-from worldmodel.revisit import FEATURES, RevisitError, RevisitHead, candidates
+from worldmodel.revisit import FEATURES, MAX_CANDIDATES, RevisitError, RevisitHead, candidates
 from worldmodel.types import Action, Completion, Query, Screen, Transition
 
 LIST = "<html><body><h1>notes</h1><ul><li>milk</li><li>eggs</li><li>bread</li></ul></body></html>"
@@ -65,6 +65,9 @@ def test_candidates_are_distinct_earlier_screens_without_the_current_one():
     f = dict(zip(FEATURES, got[0].features))
     assert f["alike_answer"] == 1.0 and f["action_back"] == 1.0 and f["latest"] == 0.0
     assert candidates(Query(note, Action("back"))) == []  # no history, no candidates
+    many = tuple(_screen(f"<p>page {k}</p>") for k in range(MAX_CANDIDATES + 5))
+    latest = candidates(Query(note, Action("back"), history=many))
+    assert [c.steps_back for c in latest] == list(range(1, MAX_CANDIDATES + 1))  # the most recent only
     # the action's own words: the app it opens is named on the current screen, not on the candidate
     opened = candidates(
         Query(_screen(LIST), Action("open_app", app="Notes"), origin=_screen(LIST), history=(note,))
@@ -135,6 +138,10 @@ def test_the_revisit_stage_replaces_even_a_settled_answer_and_leaves_the_rest(re
     )  # the answer stands
     assert got[1].settled  # and stays what the stage before it made it
     assert stage.chosen == 1
+    from worldmodel import predict_next
+
+    one = predict_next(note, Action("back"), model=wm, renderer=renderer, mode="edit", history=[lst])
+    assert one.html.endswith(LIST)  # the library call passes the past on too
     # without an earlier stage it still writes a screen: the current one where it abstains
     alone = WorldModel([stage], renderer).predict_many([without], "document")[0]
     assert alone.ok and alone.html.endswith(NOTE)
@@ -207,3 +214,15 @@ def test_rollouts_and_the_imagined_env_carry_the_episodes_past(renderer):
     env.reset(seed=0)
     env.step(Action("back"))
     assert env.world_model.stages[0].lengths == [0, 1, 0]  # a new episode starts with no past
+
+
+def test_train_revisit_learns_from_the_bundled_phone_episodes(tmp_path):
+    from training.revisit import train_revisit
+
+    lines: list[str] = []
+    path = train_revisit(tmp_path, apps=("phone-notes",), episodes=4, echo=lines.append)
+    head = RevisitHead.load(path)
+    assert head.trained_on["positives"] > 0 and head.trained_on["transitions"] <= 4 * 12
+    assert 0.5 <= head.threshold <= 0.95 and any("held-out text F1 gain" in x for x in lines)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        train_revisit(tmp_path / "missing")

@@ -88,6 +88,13 @@ class TrainConfig:
         "edit targets: choose on the validation split the confidence below which edits are left out",
         flag="--calibrate-gate/--no-calibrate-gate",
     )
+    # After training, fit the revisit head (training/revisit.py, `wm train-revisit`) on the
+    # corpus' train split into the checkpoint: which earlier screen of the episode is the next one.
+    revisit_head: bool = _opt(
+        False,
+        "after training, fit the revisit head (the episode's earlier screen that is the next one) into the checkpoint",
+        flag="--revisit-head/--no-revisit-head",
+    )
     # stage 1: SFT
     sft_steps: int = 120
     sft_lr: float = _opt(1e-3, "SFT learning rate")
@@ -167,6 +174,7 @@ PRESETS: dict[str, TrainConfig] = {
         hints=True,
         hint_source="memory",
         after="sim",
+        revisit_head=True,
         sft_steps=1400,
         grpo_steps=64,
         grpo_lr=5e-5,
@@ -200,6 +208,7 @@ PRESETS: dict[str, TrainConfig] = {
         save_steps=200,
         max_prompt_html_chars=12000,
         vllm_mode="colocate",  # turn on with --use-vllm where vLLM is installed
+        revisit_head=True,
     ),
 }
 # The same real checkpoint on the recipe that beats `copy` here (the `small` preset's, issue #26):

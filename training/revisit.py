@@ -33,8 +33,9 @@ HIDDEN = 16
 THRESHOLDS = tuple(round(0.5 + 0.05 * k, 2) for k in range(10))  # 0.50 ... 0.95
 
 
-def examples(transitions, renderer, known, echo=print) -> list[dict]:
-    """One row per candidate: its query's index, episode, features and text F1 gain over the answer."""
+def examples(transitions, renderer, known, echo=print, pixels: bool = False) -> list[dict]:
+    """One row per candidate: its query's index, episode, features and text F1 gain over the
+    answer; with `pixels`, also its SSIM gain ("ssim_gain", the candidate rendered)."""
     mem = MemoryBackend(known)
     model = WorldModel([SimBackend(), mem], renderer, "sim+memory")
     past = episode_histories(transitions)
@@ -42,25 +43,48 @@ def examples(transitions, renderer, known, echo=print) -> list[dict]:
     t0 = time.perf_counter()
     try:
         for mine in mem.each_episode_left_out(transitions):
-            asked = [t for i, t in enumerate(transitions) if i in set(mine) and past[i]]
             idx = [i for i in mine if past[i]]
             if not idx:
                 continue
+            asked = [transitions[i] for i in idx]
             preds = model.predict_many([Query(t.screen, t.action, t.goal) for t in asked], "edit")
             for i, t, p in zip(idx, asked, preds):
                 if not p.ok:
                     continue
                 q = Query(p.as_screen(t.screen), t.action, t.goal, True, t.screen, past[i])
-                base = text_f1(p.html, t.next_screen.html or "")
-                for c in candidates(q):
-                    gain = text_f1(c.screen.html or "", t.next_screen.html or "") - base
-                    rows.append({"query": i, "episode": (t.app, t.episode_id), "f": c.features, "gain": gain})
+                truth = t.next_screen.html or ""
+                base = text_f1(p.html, truth)
+                found = candidates(q)
+                mine_rows = [
+                    {
+                        "query": i,
+                        "episode": (t.app, t.episode_id),
+                        "f": c.features,
+                        "gain": text_f1(c.screen.html or "", truth) - base,
+                    }
+                    for c in found
+                ]
+                if pixels and found:
+                    _pixel_gains(renderer, t, p, found, mine_rows)
+                rows += mine_rows
     finally:
         model.close()
     echo(
         f"revisit: {len(rows)} candidates from {len(transitions)} transitions ({time.perf_counter() - t0:.0f} s)"
     )
     return rows
+
+
+def _pixel_gains(renderer, t, answer, found, rows) -> None:
+    """Each candidate's SSIM against the real next screen, less the answer's, into its row."""
+    from render import RenderError
+    from render.metrics import ssim
+
+    truth = t.next_screen.array
+    base = ssim(answer.image, truth)
+    shots = renderer.render_many([(c.screen.html or "", t.screen.viewport()) for c in found])
+    for row, shot in zip(rows, shots):
+        row["ssim_gain"] = (0.0 if isinstance(shot, RenderError) else ssim(shot.pil(), truth)) - base
 
 
 def fit(rows: list[dict], seed: int = 0, steps: int = 600) -> RevisitHead:
@@ -122,9 +146,16 @@ def held_out(rows: list[dict], n: int, seed: int = 0) -> dict[float, tuple[int, 
     }
 
 
-def train_revisit(checkpoint: str | Path, corpus: str | None = None, echo=print, limit: int = 0) -> Path:
+def train_revisit(
+    checkpoint: str | Path,
+    corpus: str | None = None,
+    echo=print,
+    apps: tuple[str, ...] = (),
+    episodes: int = 0,
+) -> Path:
     """Fit the revisit head on `corpus`'s train split (memory of train + validation, each
-    episode's own left out) and write it into `checkpoint`; returns the file written."""
+    episode's own left out) and write it into `checkpoint`; returns the file written. `apps`,
+    `episodes`: learn from those apps' transitions only, at most that many episodes of each."""
     from render import Renderer
 
     folder = Path(checkpoint)
@@ -135,28 +166,41 @@ def train_revisit(checkpoint: str | Path, corpus: str | None = None, echo=print,
         raise ValueError(f"corpus {corpus or 'bundled'} has no train split")
     train = list(iter_transitions(dd["train"], skipped=[]))
     known = train + (list(iter_transitions(dd["validation"], skipped=[])) if "validation" in dd else [])
-    if limit:
-        keep = sorted({(t.app, t.episode_id) for t in train})[:limit]
-        train = [t for t in train if (t.app, t.episode_id) in set(keep)]
+    if apps:
+        train = [t for t in train if t.app in apps]
+    if episodes:
+        first: dict[str, list[str]] = {}
+        for t in train:
+            mine = first.setdefault(t.app, [])
+            if t.episode_id not in mine and len(mine) < episodes:
+                mine.append(t.episode_id)
+        train = [t for t in train if t.episode_id in first[t.app]]
     with Renderer() as r:
         rows = examples(train, r, known, echo)
     if not any(r["gain"] > MARGIN for r in rows):
         raise ValueError(
             f"no earlier screen of any episode in {corpus or 'the bundled corpus'} beats sim+memory"
         )
-    table = held_out(rows, len(train))
+    head = head_from(rows, len(train), str(corpus or "bundled"), echo)
+    path = head.save(folder)
+    echo(f"revisit: threshold {head.threshold:.2f}; wrote {path}")
+    return path
+
+
+def head_from(rows: list[dict], n: int, corpus: str, echo=print) -> RevisitHead:
+    """The head fitted on every row, at the threshold whose held-out choices gained the most
+    over `n` transitions (ties: the higher), with what training measured in `trained_on`."""
+    table = held_out(rows, n)
     best = max(THRESHOLDS, key=lambda t: (round(table[t][1], 6), t))
     for t in THRESHOLDS:
         echo(f"  threshold {t:.2f}: {table[t][0]:4d} replaced, held-out text F1 gain {table[t][1]:+.4f}")
     head = fit(rows)
     head.threshold = best
     head.trained_on = {
-        "corpus": str(corpus or "bundled"),
-        "transitions": len(train),
+        "corpus": corpus,
+        "transitions": n,
         "candidates": len(rows),
         "positives": sum(r["gain"] > MARGIN for r in rows),
         "held_out": {str(t): list(v) for t, v in table.items()},
     }
-    path = head.save(folder)
-    echo(f"revisit: threshold {best:.2f} (held-out gain {table[best][1]:+.4f} text F1); wrote {path}")
-    return path
+    return head

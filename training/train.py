@@ -677,6 +677,10 @@ def train(cfg: TrainConfig, resume: bool = False, echo: Callable[[str], None] = 
         return final
     if cfg.target == "edit" and cfg.calibrate_gate and "validation" in dd and final != start:
         figures["gate"] = _calibrate(final, dd["validation"], echo, dd.get("train"))
+    if cfg.revisit_head and final != start:
+        from .revisit import train_revisit
+
+        figures["revisit"] = json.loads(train_revisit(final, cfg.corpus, echo).read_text())["trained_on"]
     write_whole(out / "figures.json", json.dumps(figures, indent=2))
     echo(f"saved {final}: {json.dumps(figures)}")
     return final

@@ -132,10 +132,16 @@ class WorldModel:
 
     # ---- predicting --------------------------------------------------------------
     def predict(
-        self, screen: Screen, action: Action, goal: str | None = None, mode: str | None = None
+        self,
+        screen: Screen,
+        action: Action,
+        goal: str | None = None,
+        mode: str | None = None,
+        history: Sequence[Screen] = (),
     ) -> Prediction:
-        """The next screen after `action` on `screen`, as HTML and rendered pixels."""
-        return self.predict_many([Query(screen, action, goal)], mode)[0]
+        """The next screen after `action` on `screen` (shown after `history`, oldest first), as
+        HTML and rendered pixels."""
+        return self.predict_many([Query(screen, action, goal, history=tuple(history))], mode)[0]
 
     def predict_many(
         self, queries: Sequence[Query], mode: str | None = None, lazy: bool = False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from render import Renderer
 
@@ -51,8 +52,12 @@ def predict_next(
     model: str | ModelSpec | Backend | WorldModel = DEFAULT_MODEL,
     renderer: Renderer | None = None,
     mode: str | None = None,
+    history: Sequence[Screen] = (),
 ) -> Prediction:
     """The world model's next screen after `action` on `screen`, as HTML and as rendered pixels.
+
+    `history`: the screens the episode showed before `screen`, oldest first (a model with a
+    revisit head may answer with one of them; the others ignore it).
 
     `mode`: "document" (the model writes the whole next screen), "edit" (it writes an edit of
     the current screen's HTML, kept in Prediction.edit), "auto" (edit when the HTML is known) or
@@ -61,7 +66,7 @@ def predict_next(
     `model` defaults to `worldmodel.spec.DEFAULT_MODEL` (`sim+memory` over the bundled corpus):
     the browser's physics on the screen's HTML, then the same app's recorded reaction where one
     is known; a screen without HTML comes back as it is."""
-    return _model(model, renderer).predict(screen, action, goal, mode)
+    return _model(model, renderer).predict(screen, action, goal, mode, history)
 
 
 def predict_many(

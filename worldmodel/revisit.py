@@ -30,6 +30,9 @@ from .files import write_whole
 from .types import ACTION_TYPES, Query, Screen
 
 REVISIT_FILE = "revisit.json"
+# the most recent distinct earlier screens scored per query: the most a bundled training episode
+# holds, so a long exploration (a DroidBot trace of hundreds of steps) is scored as training was
+MAX_CANDIDATES = 8
 FEATURES = (
     "alike_answer",  # skeleton Jaccard: candidate against the answer before this stage
     "words_answer",  # visible-words Jaccard: candidate against that answer
@@ -61,7 +64,8 @@ class Candidate:
 
 def candidates(q: Query) -> list[Candidate]:
     """The distinct earlier screens of `q`'s episode (each at its latest showing, the current one
-    left out) with their features; none where `q` has no history or no HTML."""
+    left out, at most MAX_CANDIDATES, latest first) with their features; none where `q` has no
+    history or no HTML."""
     current = q.origin or q.screen
     if not q.history or not current.html or not q.screen.html:
         return []
@@ -80,6 +84,8 @@ def candidates(q: Query) -> list[Candidate]:
         if key in seen:
             continue
         seen.add(key)
+        if len(out) == MAX_CANDIDATES:
+            break
         sk, w = skeleton(s.html), words(s.html)
         f = (
             jaccard(sk, ans_sk),
