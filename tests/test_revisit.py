@@ -65,6 +65,17 @@ def test_candidates_are_distinct_earlier_screens_without_the_current_one():
     f = dict(zip(FEATURES, got[0].features))
     assert f["alike_answer"] == 1.0 and f["action_back"] == 1.0 and f["latest"] == 0.0
     assert candidates(Query(note, Action("back"))) == []  # no history, no candidates
+    # what came right after the current screen's earlier showings: here a and d, after two of its showings
+    a, b, c, d = (_screen(f"<p>{k}</p>") for k in "abcd")
+    back_again = {
+        x.screen.html: dict(zip(FEATURES, x.features))
+        for x in candidates(Query(a, Action("back"), history=(a, b, c, a, d)))
+    }
+    assert {h: f["followed_current"] for h, f in back_again.items()} == {
+        "<p>d</p>": 0.5,
+        "<p>c</p>": 0.0,
+        "<p>b</p>": 0.5,
+    }
     many = tuple(_screen(f"<p>page {k}</p>") for k in range(MAX_CANDIDATES + 5))
     latest = candidates(Query(note, Action("back"), history=many))
     assert [c.steps_back for c in latest] == list(range(1, MAX_CANDIDATES + 1))  # the most recent only

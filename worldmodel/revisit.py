@@ -9,8 +9,9 @@ learns, from what the stages before it got wrong on the training split (training
 
 It scores each earlier screen (the latest copy of each distinct one, the current screen itself
 left out) from how alike it is to the answer before it (in structure and in words), to the
-current screen, how far back it lies, the action's type, and whether the action's own words (the
-app it opens, the text it types) are on the current screen or the candidate: a one-hidden-layer network whose
+current screen, how far back it lies, the action's type, whether the action's own words (the
+app it opens, the text it types) are on the current screen or the candidate, and how often it came
+right after an earlier showing of the current screen in this episode: a one-hidden-layer network whose
 weights are plain numbers in `revisit.json` beside a checkpoint (no pickle, no torch needed to
 run it). The best-scoring screen replaces the answer where its score reaches the threshold chosen
 on held-out episodes of the training split; below it the head abstains and the answer stands.
@@ -45,6 +46,7 @@ FEATURES = (
     "steps_back",  # 1 / how many steps back the candidate was shown
     "action_words_current",  # share of the action's words (text typed, app opened, key) on the current screen
     "action_words_candidate",  # the same on the candidate
+    "followed_current",  # share of the current screen's earlier showings this candidate came right after
     *(f"action_{a}" for a in ACTION_TYPES),
 )
 
@@ -64,28 +66,30 @@ class Candidate:
 
 def candidates(q: Query) -> list[Candidate]:
     """The distinct earlier screens of `q`'s episode (each at its latest showing, the current one
-    left out, at most MAX_CANDIDATES, latest first) with their features; none where `q` has no
-    history or no HTML."""
+    left out: the MAX_CANDIDATES most recent, latest first, then any older one that followed an
+    earlier showing of the current screen) with their features; none where `q` has no history or
+    no HTML."""
     current = q.origin or q.screen
     if not q.history or not current.html or not q.screen.html:
         return []
     answer = q.screen.html
     ans_sk, ans_w = skeleton(answer), words(answer)
     cur_sk, cur_w = skeleton(current.html), words(current.html)
-    unchanged = float(screen_key(answer) == screen_key(current.html))
+    here = screen_key(current.html)
+    unchanged = float(screen_key(answer) == here)
     act = [float(q.action.type == a) for a in ACTION_TYPES]
     said = frozenset(visible_text(" ".join(x for x in (q.action.text, q.action.app, q.action.key) if x)))
-    seen = {screen_key(current.html)}
+    keys = [screen_key(s.html) if s.html else "" for s in q.history]
+    # what the episode showed right after each earlier showing of the current screen
+    after = [keys[j + 1] if j + 1 < len(keys) else here for j, k in enumerate(keys) if k == here]
+    seen = {here}
     out = []
-    for back, s in enumerate(reversed(q.history), start=1):
-        if not s.html:
-            continue
-        key = screen_key(s.html)
-        if key in seen:
+    for back, (s, key) in enumerate(zip(reversed(q.history), reversed(keys)), start=1):
+        if not key or key in seen:
             continue
         seen.add(key)
-        if len(out) == MAX_CANDIDATES:
-            break
+        if len(out) >= MAX_CANDIDATES and key not in after:
+            continue
         sk, w = skeleton(s.html), words(s.html)
         f = (
             jaccard(sk, ans_sk),
@@ -99,6 +103,7 @@ def candidates(q: Query) -> list[Candidate]:
             1.0 / back,
             _share(said, cur_w),
             _share(said, w),
+            after.count(key) / len(after) if after else 0.0,
             *act,
         )
         out.append(Candidate(s, back, f))
