@@ -126,6 +126,10 @@ class Lookahead:
         # again, where the imagination shows it changing nothing (see _after_taken).
         self.repeat_factor = repeat_factor
         self._states = TaskStates()
+        # the decision's screen and the real screens before it: its first imagined steps are
+        # asked with that past (`Query.history`), steps from an imagined screen without it
+        self._now: Screen | None = None
+        self._past: tuple[Screen, ...] = ()
         self.imagined_steps = 0
         self.last_spent = 0  # imagined steps the last decision took
 
@@ -142,6 +146,7 @@ class Lookahead:
         candidates advance together, one batch per depth. `taken`: the steps taken in reality so
         far in this episode, (screen, action), the last one leading to `screen` (_after_taken)."""
         every = sorted(candidates, key=lambda c: -c.confidence)
+        self._now, self._past = screen, tuple(s for s, _ in taken)
         cands = every[: self.top_k]
         if not cands:
             return []
@@ -205,7 +210,11 @@ class Lookahead:
 
     def _imagine(self, pairs: list[tuple[Screen, Action]], goal: str) -> list[Prediction]:
         self.imagined_steps += len(pairs)
-        return self.world_model.predict_many([Query(s, a, goal) for s, a in pairs], self.mode, lazy=True)
+        return self.world_model.predict_many(
+            [Query(s, a, goal, history=self._past if s is self._now else ()) for s, a in pairs],
+            self.mode,
+            lazy=True,
+        )
 
     def _rollouts(self, starts: list[Screen | None], goal: str, depth: int):
         """For each start, the best discounted score reachable in `depth` more imagined steps

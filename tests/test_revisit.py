@@ -237,3 +237,17 @@ def test_train_revisit_learns_from_the_bundled_phone_episodes(tmp_path):
     assert 0.5 <= head.threshold <= 0.95 and any("held-out text F1 gain" in x for x in lines)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         train_revisit(tmp_path / "missing")
+
+
+def test_lookahead_asks_its_first_steps_with_the_screens_taken_before(renderer):
+    from planning.lookahead import Candidate as Proposed
+    from planning.lookahead import Lookahead
+    from planning.scorers import GoalTextScorer
+
+    seen = _Seen()
+    la = Lookahead(WorldModel([seen], renderer), GoalTextScorer(), confident_at=None, renderer=renderer)
+    taken = [(_screen(LIST), Action("tap", x=5, y=5)), (_screen(OTHER_LIST), Action("back"))]
+    la.rank(_screen(NOTE), "milk", [Proposed(Action("back"), 0.5), Proposed(Action("home"), 0.4)], taken)
+    assert seen.lengths == [2, 2]
+    la.rank(_screen(NOTE), "milk", [Proposed(Action("back"), 0.5)])
+    assert seen.lengths == [2, 2, 0]
