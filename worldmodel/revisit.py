@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from render.metrics import visible_text
@@ -72,14 +73,12 @@ def candidates(q: Query) -> list[Candidate]:
     current = q.origin or q.screen
     if not q.history or not current.html or not q.screen.html:
         return []
-    answer = q.screen.html
-    ans_sk, ans_w = skeleton(answer), words(answer)
-    cur_sk, cur_w = skeleton(current.html), words(current.html)
-    here = screen_key(current.html)
-    unchanged = float(screen_key(answer) == here)
+    ans_key, ans_sk, ans_w = _parts(q.screen.html)
+    here, cur_sk, cur_w = _parts(current.html)
+    unchanged = float(ans_key == here)
     act = [float(q.action.type == a) for a in ACTION_TYPES]
     said = frozenset(visible_text(" ".join(x for x in (q.action.text, q.action.app, q.action.key) if x)))
-    keys = [screen_key(s.html) if s.html else "" for s in q.history]
+    keys = [_parts(s.html)[0] if s.html else "" for s in q.history]
     # what the episode showed right after each earlier showing of the current screen
     after = [keys[j + 1] if j + 1 < len(keys) else here for j, k in enumerate(keys) if k == here]
     seen = {here}
@@ -90,7 +89,7 @@ def candidates(q: Query) -> list[Candidate]:
         seen.add(key)
         if len(out) >= MAX_CANDIDATES and key not in after:
             continue
-        sk, w = skeleton(s.html), words(s.html)
+        _, sk, w = _parts(s.html)
         f = (
             jaccard(sk, ans_sk),
             jaccard(w, ans_w),
@@ -108,6 +107,13 @@ def candidates(q: Query) -> list[Candidate]:
         )
         out.append(Candidate(s, back, f))
     return out
+
+
+@lru_cache(maxsize=1024)
+def _parts(html: str) -> tuple[str, frozenset, frozenset]:
+    """A screen's key, skeleton and words: every query of an episode scores the same earlier
+    screens again, so each is parsed once."""
+    return screen_key(html), skeleton(html), words(html)
 
 
 def _share(part: frozenset, whole: frozenset) -> float:
